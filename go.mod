@@ -1,0 +1,3 @@
+module github.com/actorpool/actorpool
+
+go 1.26
