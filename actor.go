@@ -1,0 +1,602 @@
+package actorpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// The actor is the one goroutine that changes a pool's lifecycle state:
+// which slots are free, how many objects are alive and being created, the
+// create backoff, the reload generation, closing. That state lives in a
+// lifecycle value that no other goroutine touches, so it needs no lock.
+// Factory calls that may block (Create, Test, Destroy) run on goroutines of
+// their own and report back through the mailbox, so the actor never waits
+// on one.
+
+type msgKind uint8
+
+const (
+	msgDemand        msgKind = iota // takers are waiting; create if there is room
+	msgWarm                         // TryAcquire found nothing; create one if there is room
+	msgCreated                      // a create returned
+	msgCreateTimeout                // a create outlived CreateTimeout
+	msgTested                       // a test returned
+	msgRetire                       // destroy the object of a reserved slot
+	msgDestroyed                    // a Destroy returned
+	msgLeak                         // a lease's ticket was collected
+	msgSweep                        // an object may have gone idle after Close swept
+	msgReload
+	msgClose
+	msgAbandon // Close's context ended: stop now
+)
+
+type message[T any] struct {
+	kind     msgKind
+	idx      int32
+	gen      uint32 // ticket generation, for msgLeak
+	op       uint64 // create id, for msgCreated and msgCreateTimeout
+	obj      T
+	err      error
+	timedOut bool
+	cause    destroyCause
+	reply    chan struct{}
+}
+
+// Create backoff after consecutive failures: 10ms, 20ms, 40ms ... 1s. While
+// backing off the actor has at most one create in flight, a probe.
+const (
+	backoffMin = 10 * time.Millisecond
+	backoffMax = time.Second
+)
+
+// lifecycle is the actor's private state.
+type lifecycle[T any] struct {
+	p *Pool[T]
+
+	free      []int32 // indexes of free slots
+	alive     int     // objects in slots, plus creates in flight
+	creating  int
+	refilling int // creates in flight for MinIdle
+	creates   map[uint64]*createOp
+	nextOp    uint64
+	failures  int // consecutive create failures
+	retryAt   time.Time
+	warm      bool // TryAcquire asked for an object
+	gen       uint64
+	closing   bool
+
+	baseCtx context.Context // parent of create and test contexts; canceled by Close
+	cancel  context.CancelFunc
+	now     time.Time
+	tick    time.Duration // housekeeping period, 0 when nothing needs it
+	nextRun time.Time
+	timer   *time.Timer
+}
+
+type createOp struct {
+	gen      uint64
+	refill   bool
+	timedOut bool
+}
+
+func newLifecycle[T any](p *Pool[T]) *lifecycle[T] {
+	a := &lifecycle[T]{
+		p:       p,
+		free:    make([]int32, 0, len(p.slots)),
+		creates: make(map[uint64]*createOp),
+		tick:    housekeepingPeriod(p.cfg),
+	}
+	for i := len(p.slots) - 1; i >= 0; i-- {
+		a.free = append(a.free, int32(i))
+	}
+	a.baseCtx, a.cancel = context.WithCancel(context.Background())
+	return a
+}
+
+// housekeepingPeriod is how often the actor sweeps the slots: often enough
+// that idle time, lifetime, validation and leak thresholds are enforced
+// within a quarter of themselves, and at least once a second so that the
+// coarse clock stays fresh and the acquire count is folded.
+func housekeepingPeriod(c Config) time.Duration {
+	tick := time.Second
+	for _, d := range []time.Duration{c.MaxIdleTime, c.MaxLifetime, c.ValidationInterval, c.LeakThreshold} {
+		if d > 0 && d/4 < tick {
+			tick = d / 4
+		}
+	}
+	return max(tick, time.Millisecond)
+}
+
+func (a *lifecycle[T]) run() {
+	p := a.p
+	defer close(p.done)
+	a.timer = time.NewTimer(time.Hour)
+	a.timer.Stop()
+	defer a.timer.Stop()
+	defer a.cancel()
+	a.now = time.Now()
+	a.nextRun = a.now.Add(a.tick)
+	a.maintain()
+	for {
+		a.arm()
+		select {
+		case <-p.mbox.wake:
+		case <-a.timer.C:
+		}
+		a.now = time.Now()
+		p.now.Store(a.now.UnixNano())
+		for _, m := range p.mbox.take() {
+			if m.kind == msgAbandon {
+				a.abandon(m.err)
+				return
+			}
+			a.handle(m)
+		}
+		if !a.now.Before(a.nextRun) {
+			a.housekeep()
+			a.nextRun = a.now.Add(a.tick)
+		}
+		a.maintain()
+		if a.closing && a.alive == 0 {
+			p.fold()
+			p.mbox.close()
+			return
+		}
+	}
+}
+
+// arm sets the timer for the next thing the actor must do unprompted: a
+// housekeeping sweep while objects are alive, a create after backoff.
+func (a *lifecycle[T]) arm() {
+	var next time.Time
+	if a.alive > 0 || a.p.cfg.MinIdle > 0 {
+		next = a.nextRun
+	}
+	if a.failures > 0 && a.retryAt.After(a.now) && (next.IsZero() || a.retryAt.Before(next)) {
+		next = a.retryAt
+	}
+	if next.IsZero() {
+		a.timer.Stop()
+		return
+	}
+	a.timer.Reset(max(next.Sub(a.now), 0))
+}
+
+func (a *lifecycle[T]) handle(m message[T]) {
+	p := a.p
+	switch m.kind {
+	case msgDemand:
+		p.demand.Store(false)
+	case msgWarm:
+		a.warm = true
+	case msgCreated:
+		a.created(m)
+	case msgCreateTimeout:
+		a.createTimedOut(m.op)
+	case msgTested:
+		a.tested(m)
+	case msgRetire:
+		a.destroy(m.idx, m.cause)
+	case msgDestroyed:
+		a.destroyed(m.idx)
+	case msgLeak:
+		if s, ok := p.reclaim(leakNote{idx: m.idx, gen: m.gen}); ok {
+			a.destroy(s.idx, causeLeak)
+		}
+	case msgSweep:
+		if a.closing {
+			a.retireIdle(causeClose)
+		}
+	case msgReload:
+		a.gen++
+		p.gen.Store(a.gen)
+		a.retireIdle(causeReload)
+		close(m.reply)
+	case msgClose:
+		a.close()
+	}
+}
+
+// maintain starts the creates that waiting takers and MinIdle call for,
+// within MaxObjects and the backoff.
+func (a *lifecycle[T]) maintain() {
+	p := a.p
+	if a.closing {
+		return
+	}
+	room := p.cfg.MaxObjects - a.alive
+	if room <= 0 {
+		a.warm = false
+		return
+	}
+	backoff := a.failures > 0
+	if backoff && (a.now.Before(a.retryAt) || a.creating > 0) {
+		return
+	}
+	need := int(p.waiting.Load()) - a.creating
+	if a.warm && a.creating == 0 {
+		need = max(need, 1)
+	}
+	a.warm = false
+	if backoff {
+		need = min(need, 1)
+	}
+	for range min(need, room) {
+		a.startCreate(false)
+		room--
+	}
+	if p.cfg.MinIdle > 0 && a.refilling == 0 && room > 0 && !(backoff && a.creating > 0) {
+		if p.census().idle+a.creating < p.cfg.MinIdle {
+			a.startCreate(true)
+		}
+	}
+}
+
+func (a *lifecycle[T]) startCreate(refill bool) {
+	p := a.p
+	a.nextOp++
+	id := a.nextOp
+	a.creates[id] = &createOp{gen: a.gen, refill: refill}
+	a.alive++
+	a.creating++
+	if refill {
+		a.refilling++
+	}
+	p.total.Store(int32(a.alive))
+	p.stats.creating.Store(int32(a.creating))
+	ctx, cancel := context.WithTimeout(a.baseCtx, p.cfg.CreateTimeout)
+	go p.create(ctx, cancel, id)
+}
+
+// create runs Factory.Create on its own goroutine and reports the result.
+// A create that outlives CreateTimeout is reported at the deadline, so the
+// take waiting for it fails on time even if Create ignores its context.
+func (p *Pool[T]) create(ctx context.Context, cancel context.CancelFunc, id uint64) {
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			p.post(message[T]{kind: msgCreateTimeout, op: id})
+		}
+	})
+	obj, err := p.createObj(ctx)
+	stop()
+	timedOut := err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
+	cancel()
+	if err == nil && p.validate {
+		// A fresh object that fails validation is destroyed here, not
+		// leaked, and the take waiting for it gets the reason.
+		if verr := p.validateObj(obj); verr != nil {
+			p.destroyObj(obj)
+			p.stats.destroyed[causeInvalid].Add(1)
+			err = fmt.Errorf("new object failed Validate: %w", verr)
+		}
+	}
+	if !p.post(message[T]{kind: msgCreated, op: id, obj: obj, err: err, timedOut: timedOut}) && err == nil {
+		// The actor is gone: Close gave up; nothing may be kept.
+		p.destroyObj(obj)
+		p.stats.destroyed[causeClose].Add(1)
+	}
+}
+
+func (p *Pool[T]) createObj(ctx context.Context) (obj T, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = p.panicked("Create", v)
+		}
+	}()
+	return p.factory.Create(ctx)
+}
+
+func (a *lifecycle[T]) created(m message[T]) {
+	p := a.p
+	op := a.creates[m.op]
+	delete(a.creates, m.op)
+	a.creating--
+	if op.refill {
+		a.refilling--
+	}
+	p.stats.creating.Store(int32(a.creating))
+	if m.err != nil {
+		a.alive--
+		p.total.Store(int32(a.alive))
+		if op.timedOut {
+			return // counted and reported at the deadline
+		}
+		if m.timedOut {
+			a.createFailed(&CreateError{Err: m.err, Timeout: p.cfg.CreateTimeout}, true)
+			return
+		}
+		a.createFailed(&CreateError{Err: m.err}, false)
+		return
+	}
+	a.failures = 0
+	p.stats.created.Add(1)
+	s := a.install(m.obj, op.gen)
+	switch {
+	case a.closing:
+		a.destroy(s.idx, causeClose)
+	case op.gen != a.gen:
+		a.destroy(s.idx, causeReload)
+	default:
+		a.putInService(s)
+	}
+}
+
+func (a *lifecycle[T]) createTimedOut(id uint64) {
+	op, ok := a.creates[id]
+	if !ok || op.timedOut {
+		return
+	}
+	op.timedOut = true
+	a.createFailed(&CreateError{Err: context.DeadlineExceeded, Timeout: a.p.cfg.CreateTimeout}, true)
+}
+
+// createFailed counts a failed create, backs off, and fails the oldest
+// waiting take with the error, as database/sql does: the take that the
+// create was for, or the one that has waited longest for any.
+func (a *lifecycle[T]) createFailed(err *CreateError, timedOut bool) {
+	p := a.p
+	p.stats.createErrors.Add(1)
+	if timedOut {
+		p.stats.createTimeouts.Add(1)
+	}
+	var e error = err
+	p.stats.lastCreateErr.Store(&e)
+	a.failures++
+	a.retryAt = a.now.Add(min(backoffMin<<min(a.failures-1, 20), backoffMax))
+	p.log.Warn("actorpool: create failed", "err", err.Err, "failures", a.failures, "retry_in", a.retryAt.Sub(a.now))
+	if a.closing {
+		return
+	}
+	p.mu.Lock()
+	p.failLocked(err)
+	p.mu.Unlock()
+}
+
+// install puts a new object in a free slot, reserved for the actor.
+func (a *lifecycle[T]) install(obj T, gen uint64) *slot[T] {
+	p := a.p
+	idx := a.free[len(a.free)-1]
+	a.free = a.free[:len(a.free)-1]
+	s := &p.slots[idx]
+	s.obj = obj
+	s.gen = gen
+	s.createdAt = a.now.UnixNano()
+	s.expiresAt = 0
+	if l := p.cfg.MaxLifetime; l > 0 {
+		s.expiresAt = a.now.Add(l - rand.N(l/10+1)).UnixNano()
+	}
+	s.testedAt = s.createdAt
+	s.trace.Store(nil)
+	p.newTicket(s)
+	for {
+		st := s.load()
+		if st.kind() != kindFree {
+			panic("actorpool: installing into a slot that is not free")
+		}
+		if s.cas(st, st.with(kindReserved)) {
+			return s
+		}
+	}
+}
+
+// putInService hands a reserved slot's object to the oldest waiter, or
+// lists it idle.
+func (a *lifecycle[T]) putInService(s *slot[T]) {
+	p := a.p
+	seq := s.load().seq()
+	p.mu.Lock()
+	if !p.serveLocked(s, kindReserved, seq) {
+		p.list(s, kindReserved, seq)
+		s.seenKind, s.seenSeq, s.seenAt = kindIdle, seq, a.now.UnixNano()
+	}
+	p.mu.Unlock()
+}
+
+// destroy destroys the object of a reserved slot on a goroutine of its own.
+func (a *lifecycle[T]) destroy(idx int32, cause destroyCause) {
+	p := a.p
+	s := &p.slots[idx]
+	obj := s.obj
+	go func() {
+		p.destroyObj(obj)
+		p.stats.destroyed[cause].Add(1)
+		p.post(message[T]{kind: msgDestroyed, idx: idx})
+	}()
+}
+
+// destroyed frees the slot of an object whose Destroy returned.
+func (a *lifecycle[T]) destroyed(idx int32) {
+	p := a.p
+	s := &p.slots[idx]
+	var zero T
+	s.obj = zero
+	s.dropTicket()
+	s.trace.Store(nil)
+	for {
+		st := s.load()
+		if st.kind() != kindReserved {
+			panic("actorpool: freeing a slot that is not reserved")
+		}
+		if s.cas(st, st.with(kindFree)) {
+			break
+		}
+	}
+	a.free = append(a.free, idx)
+	a.alive--
+	p.total.Store(int32(a.alive))
+}
+
+// retireIdle destroys every idle object: on Close, and on Reload.
+func (a *lifecycle[T]) retireIdle(cause destroyCause) {
+	p := a.p
+	for i := range p.slots {
+		s := &p.slots[i]
+		st := s.load()
+		if st.kind() != kindIdle {
+			continue
+		}
+		if cause == causeReload && s.gen == a.gen {
+			continue
+		}
+		if _, ok := s.move(kindIdle, st.seq(), kindReserved); ok {
+			a.destroy(s.idx, cause)
+		}
+	}
+}
+
+// housekeep sweeps the slots: it folds the acquire count, destroys idle
+// objects past MaxIdleTime or MaxLifetime, starts tests of objects idle
+// past ValidationInterval, and logs leases held past LeakThreshold.
+func (a *lifecycle[T]) housekeep() {
+	p := a.p
+	p.fold()
+	if a.closing {
+		return
+	}
+	cfg := &p.cfg
+	now := a.now.UnixNano()
+	idle := p.census().idle
+	testable := cfg.ValidationInterval > 0 && hasTest(p.factory)
+	for i := range p.slots {
+		s := &p.slots[i]
+		st := s.load()
+		k := st.kind()
+		if k != s.seenKind || st.seq() != s.seenSeq {
+			s.seenKind, s.seenSeq, s.seenAt = k, st.seq(), now
+		}
+		switch k {
+		case kindIdle:
+			var cause destroyCause
+			switch {
+			case s.gen != a.gen:
+				cause = causeReload
+			case s.expiresAt != 0 && now >= s.expiresAt:
+				cause = causeLifetime
+			case cfg.MaxIdleTime > 0 && now-s.seenAt >= int64(cfg.MaxIdleTime) && idle > cfg.MinIdle:
+				cause = causeIdle
+			default:
+				if testable && now-max(s.seenAt, s.testedAt) >= int64(cfg.ValidationInterval) {
+					if _, ok := s.move(kindIdle, st.seq(), kindReserved); ok {
+						a.test(s)
+					}
+				}
+				continue
+			}
+			if _, ok := s.move(kindIdle, st.seq(), kindReserved); ok {
+				idle--
+				a.destroy(s.idx, cause)
+			}
+		case kindInUse:
+			if cfg.LeakThreshold > 0 && now-s.seenAt >= int64(cfg.LeakThreshold) && s.leakLogged != st.seq()+1 {
+				s.leakLogged = st.seq() + 1
+				p.stats.suspected.Add(1)
+				args := []any{"slot", s.idx, "held_for", time.Duration(now - s.seenAt).Round(time.Millisecond)}
+				if tr := s.trace.Load(); tr != nil {
+					args = append(args, "acquired", formatTrace(tr))
+				}
+				p.log.Warn("actorpool: lease held past LeakThreshold; suspected leak", args...)
+			}
+		}
+	}
+}
+
+// test runs Factory.Test on a reserved slot's object on its own goroutine.
+func (a *lifecycle[T]) test(s *slot[T]) {
+	p := a.p
+	obj := s.obj
+	ctx, cancel := context.WithTimeout(a.baseCtx, p.cfg.TestTimeout)
+	go func() {
+		err := p.testObj(ctx, obj)
+		timedOut := err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if !p.post(message[T]{kind: msgTested, idx: s.idx, err: err, timedOut: timedOut}) {
+			p.destroyInline(s, causeClose)
+		}
+	}()
+}
+
+func (p *Pool[T]) testObj(ctx context.Context, obj T) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = p.panicked("Test", v)
+		}
+	}()
+	return p.factory.Test(ctx, obj)
+}
+
+func (a *lifecycle[T]) tested(m message[T]) {
+	p := a.p
+	p.stats.tests.Add(1)
+	s := &p.slots[m.idx]
+	switch {
+	case m.timedOut:
+		p.log.Warn("actorpool: test timed out; destroying the object", "timeout", p.cfg.TestTimeout, "err", m.err)
+		a.destroy(m.idx, causeTestTimeout)
+	case m.err != nil:
+		p.log.Warn("actorpool: test failed; destroying the object", "err", m.err)
+		a.destroy(m.idx, causeTestFailed)
+	case a.closing:
+		a.destroy(m.idx, causeClose)
+	case s.gen != a.gen:
+		a.destroy(m.idx, causeReload)
+	default:
+		s.testedAt = a.now.UnixNano()
+		a.putInService(s)
+	}
+}
+
+// close begins Close: no new waiters, waiters fail, creates and tests are
+// canceled, idle objects are destroyed. Objects in use are destroyed as
+// they come back, and the actor returns when none is left.
+func (a *lifecycle[T]) close() {
+	p := a.p
+	a.closing = true
+	a.cancel()
+	p.mu.Lock()
+	p.qclosed = true
+	for p.failLocked(ErrClosed) {
+	}
+	p.mu.Unlock()
+	a.retireIdle(causeClose)
+}
+
+// abandon stops the actor before every object is back, because Close's
+// context ended. What is still out is destroyed by whoever brings it back:
+// the holder on Release, the create or test goroutine when it returns.
+func (a *lifecycle[T]) abandon(ctxErr error) {
+	p := a.p
+	if !a.closing {
+		a.close()
+	}
+	for _, m := range p.mbox.close() {
+		switch m.kind {
+		case msgRetire:
+			p.destroyInline(&p.slots[m.idx], m.cause)
+			a.alive--
+		case msgCreated:
+			a.alive--
+			if m.err == nil {
+				p.destroyObj(m.obj)
+				p.stats.destroyed[causeClose].Add(1)
+			}
+		case msgTested:
+			p.destroyInline(&p.slots[m.idx], causeClose)
+			a.alive--
+		case msgDestroyed:
+			a.alive--
+		case msgLeak:
+			if s, ok := p.reclaim(leakNote{idx: m.idx, gen: m.gen}); ok {
+				p.destroyInline(s, causeLeak)
+				a.alive--
+			}
+		}
+	}
+	p.fold()
+	p.total.Store(int32(a.alive))
+	if a.alive > 0 {
+		p.closeErr = fmt.Errorf("actorpool: close: %w: %d objects still out (lent, being created, tested or destroyed) are destroyed when they come back", ctxErr, a.alive)
+	}
+}

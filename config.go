@@ -1,0 +1,151 @@
+package actorpool
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults for the Config fields whose zero value means "the default".
+const (
+	DefaultCreateTimeout = 30 * time.Second
+	DefaultTestTimeout   = 5 * time.Second
+)
+
+// MaxObjectsLimit is the largest MaxObjects a pool accepts. A pool holds one
+// fixed slot per object, so the bound keeps a typo from allocating gigabytes.
+const MaxObjectsLimit = 1 << 20
+
+// Config sets a pool's size, timeouts and housekeeping. The zero value of
+// every field but MaxObjects is a sensible choice, so Config{MaxObjects: 8}
+// is a complete configuration: objects are created on demand, reused
+// last-in first-out, never evicted for age, and takers queue without limit
+// until their context ends.
+type Config struct {
+	// Name identifies the pool in logs and errors. Zero means "actorpool".
+	Name string
+
+	// MaxObjects caps the objects alive at once, counting those being
+	// created and those being destroyed. It must be at least 1.
+	MaxObjects int
+
+	// MinIdle is how many idle objects the pool keeps ready. When fewer are
+	// idle it creates more, one at a time, up to MaxObjects. Zero keeps
+	// none warm.
+	MinIdle int
+
+	// MaxIdleTime is how long an object may sit idle before it is
+	// destroyed, unless that would leave fewer than MinIdle idle. Zero
+	// means no limit.
+	MaxIdleTime time.Duration
+
+	// MaxLifetime is how long an object may live. Idle objects past it are
+	// destroyed at once, objects in use when given back. Each object's
+	// lifetime is shortened by a random amount of up to a tenth of
+	// MaxLifetime, so objects created together do not all retire
+	// together. Zero means no limit.
+	MaxLifetime time.Duration
+
+	// MaxQueueSize caps the takers waiting for an object. A take that would
+	// exceed it fails at once with ErrPoolExhausted. Zero means no limit.
+	MaxQueueSize int
+
+	// CreateTimeout bounds each Factory.Create call. Zero means
+	// DefaultCreateTimeout.
+	CreateTimeout time.Duration
+
+	// TestTimeout bounds each Factory.Test call. Zero means
+	// DefaultTestTimeout.
+	TestTimeout time.Duration
+
+	// ValidationInterval is how often the pool tests idle objects with
+	// Factory.Test. An object is tested when it has been idle, and
+	// untested, for at least this long. Zero means never.
+	ValidationInterval time.Duration
+
+	// LeakThreshold is how long a lease may be held before the pool logs it,
+	// once, as a suspected leak. Zero means never. Leases dropped without
+	// being given back are found by the garbage collector whatever this is.
+	LeakThreshold time.Duration
+
+	// TraceAcquires records the stack of every take, so that leak reports
+	// say where the lease was acquired. It costs a stack walk per take.
+	TraceAcquires bool
+
+	// FIFO reuses the object idle the longest first, spreading use over
+	// every object. The default, last-in first-out, reuses the most
+	// recently given back, so that surplus objects go idle and age out.
+	FIFO bool
+
+	// Logger receives the pool's events: leaks, failed creates and tests,
+	// panics in the factory. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// A ConfigError names a Config field whose value breaks a rule.
+type ConfigError struct {
+	Field string // the field's name, such as "MaxObjects"
+	Value any    // the value it had
+	Rule  string // what is allowed, such as "must be at least 1"
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("actorpool: Config.%s is %v: %s", e.Field, e.Value, e.Rule)
+}
+
+// Validate reports every field that breaks a rule, as ConfigErrors joined
+// with errors.Join, or nil when c is usable.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field string, value any, rule string) {
+		errs = append(errs, &ConfigError{Field: field, Value: value, Rule: rule})
+	}
+	if c.MaxObjects < 1 || c.MaxObjects > MaxObjectsLimit {
+		bad("MaxObjects", c.MaxObjects, fmt.Sprintf("must be between 1 and %d", MaxObjectsLimit))
+	}
+	if c.MinIdle < 0 {
+		bad("MinIdle", c.MinIdle, "must not be negative")
+	} else if c.MaxObjects >= 1 && c.MinIdle > c.MaxObjects {
+		bad("MinIdle", c.MinIdle, fmt.Sprintf("must not exceed MaxObjects (%d)", c.MaxObjects))
+	}
+	if c.MaxQueueSize < 0 {
+		bad("MaxQueueSize", c.MaxQueueSize, "must not be negative (zero means no limit)")
+	}
+	durations := []struct {
+		name string
+		d    time.Duration
+		zero string
+	}{
+		{"MaxIdleTime", c.MaxIdleTime, "no limit"},
+		{"MaxLifetime", c.MaxLifetime, "no limit"},
+		{"CreateTimeout", c.CreateTimeout, "the default, " + DefaultCreateTimeout.String()},
+		{"TestTimeout", c.TestTimeout, "the default, " + DefaultTestTimeout.String()},
+		{"ValidationInterval", c.ValidationInterval, "never"},
+		{"LeakThreshold", c.LeakThreshold, "never"},
+	}
+	for _, f := range durations {
+		if f.d < 0 {
+			bad(f.name, f.d, "must not be negative (zero means "+f.zero+")")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with the zero values that mean "the default"
+// replaced by it.
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "actorpool"
+	}
+	if c.CreateTimeout == 0 {
+		c.CreateTimeout = DefaultCreateTimeout
+	}
+	if c.TestTimeout == 0 {
+		c.TestTimeout = DefaultTestTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

@@ -1,0 +1,137 @@
+package actorpool
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// A slot holds one object for its whole life and one word of atomic state
+// that takers, holders and the actor agree through, the way HikariCP's
+// ConcurrentBag entries do. A pool has MaxObjects slots, allocated once.
+//
+// The state word packs three things:
+//
+//	bits 0-1   kind: free, idle, inUse or reserved
+//	bit 2      listed: the slot's index is in the idle list (or was just
+//	           popped by a taker that has yet to settle it)
+//	bits 32-63 seq: bumped each time the object is handed out; a lease
+//	           carries the seq it was given, so a stale lease never matches
+//
+// Who may move a slot:
+//
+//	free     -> idle, inUse          the actor, installing a new object
+//	idle     -> inUse                a taker (CAS), or whoever serves a waiter
+//	idle     -> reserved             the actor (test, eviction) or a taker
+//	                                 that found the object unusable
+//	inUse    -> idle, inUse(seq+1)   the holder giving it back
+//	inUse    -> reserved             the holder (destroy), or the actor when
+//	                                 the lease leaked
+//	reserved -> idle, inUse(seq+1)   the actor, after a passing test
+//	reserved -> free                 the actor, after Destroy returned
+//
+// Every move is a CAS on the whole word, so a taker clearing the listed bit
+// and any of the moves above never lose each other's change.
+type slot[T any] struct {
+	state atomic.Uint64
+	next  atomic.Uint32 // the idle stack's link: index+1 of the slot below, 0 for none
+
+	// Written by the actor while the slot is free or reserved, and read by
+	// holders after the hand-out that publishes them.
+	obj       T
+	p         *Pool[T]
+	idx       int32
+	gen       uint64 // the pool's reload generation when obj was created
+	expiresAt int64  // unix nanoseconds when obj retires, or 0
+
+	// ticket is the leak-detection token, held here while the object is not
+	// lent out and carried by the lease while it is, so that a lease dropped
+	// without being given back leaves the ticket unreachable.
+	ticket    *ticket[T]
+	ticketGen atomic.Uint32
+	cleanup   runtime.Cleanup
+	trace     atomic.Pointer[acquireTrace]
+
+	// Actor-only bookkeeping.
+	createdAt  int64
+	seenSeq    uint32 // seq and kind when the actor last saw the slot change
+	seenKind   slotKind
+	seenAt     int64 // when the actor first saw the slot in seenKind with seenSeq
+	testedAt   int64
+	leakLogged uint32 // seq of the lease already logged as a suspected leak, +1
+	foldedSeq  uint32 // seq already counted in the pool's acquire total
+
+	_ [64]byte // keep neighbours' hot words off this slot's cache line
+}
+
+type slotKind uint8
+
+const (
+	kindFree slotKind = iota
+	kindIdle
+	kindInUse
+	kindReserved
+)
+
+func (k slotKind) String() string {
+	return [...]string{"free", "idle", "in use", "reserved"}[k]
+}
+
+// state is the decoded form of slot.state.
+type state uint64
+
+const (
+	kindMask  = 3
+	listedBit = 1 << 2
+	seqShift  = 32
+)
+
+func (s state) kind() slotKind { return slotKind(s & kindMask) }
+func (s state) listed() bool   { return s&listedBit != 0 }
+func (s state) seq() uint32    { return uint32(s >> seqShift) }
+
+// with returns s moved to kind k, keeping its seq and listed bit.
+func (s state) with(k slotKind) state { return s&^kindMask | state(k) }
+
+// handedOut returns s moved to inUse with the next seq, keeping the listed bit.
+func (s state) handedOut() state {
+	return state(uint64(s.seq()+1)<<seqShift) | s&listedBit | state(kindInUse)
+}
+
+func (s *slot[T]) load() state { return state(s.state.Load()) }
+
+func (s *slot[T]) cas(old, new state) bool {
+	return s.state.CompareAndSwap(uint64(old), uint64(new))
+}
+
+// move changes the slot from kind from to kind to, keeping seq and the
+// listed bit, and fails if the slot is not in kind from with seq.
+func (s *slot[T]) move(from slotKind, seq uint32, to slotKind) (state, bool) {
+	for {
+		st := s.load()
+		if st.kind() != from || st.seq() != seq {
+			return st, false
+		}
+		if s.cas(st, st.with(to)) {
+			return st.with(to), true
+		}
+	}
+}
+
+// handOut moves the slot from kind from with seq to inUse with the next seq.
+func (s *slot[T]) handOut(from slotKind, seq uint32) (state, bool) {
+	for {
+		st := s.load()
+		if st.kind() != from || st.seq() != seq {
+			return st, false
+		}
+		if s.cas(st, st.handedOut()) {
+			return st.handedOut(), true
+		}
+	}
+}
+
+// An acquireTrace is where a lease was taken, kept when
+// Config.TraceAcquires is set.
+type acquireTrace struct {
+	pcs []uintptr
+}

@@ -1,0 +1,144 @@
+package actorpool
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// A waiter is a take that found no idle object. Waiters queue first come,
+// first served, under Pool.mu, and are handed objects directly: whoever
+// frees an object while waiters exist gives it to the oldest live one,
+// so an object never sits idle while a waiter sleeps.
+type waiter struct {
+	ch         chan handoff // capacity 1, so a hand-off never blocks
+	done       <-chan struct{}
+	prev, next *waiter
+	queued     bool
+	since      time.Time
+	createErrs int64 // the pool's create error count when the wait began
+}
+
+// A handoff is what a waiter receives: a slot handed out to it, or an error
+// that ends its take. A slot of -1 with no error means the waiter was
+// skipped because its context had ended.
+type handoff struct {
+	idx int32
+	err error
+}
+
+var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan handoff, 1)} }}
+
+func newWaiter(ctx context.Context) *waiter {
+	w := waiterPool.Get().(*waiter)
+	w.done = ctx.Done()
+	return w
+}
+
+func freeWaiter(w *waiter) {
+	w.done = nil
+	waiterPool.Put(w)
+}
+
+// enqueueLocked adds w at the tail. p.mu must be held.
+func (p *Pool[T]) enqueueLocked(w *waiter) {
+	w.queued = true
+	w.prev, w.next = p.tail, nil
+	if p.tail != nil {
+		p.tail.next = w
+	} else {
+		p.head = w
+	}
+	p.tail = w
+	p.nwait++
+	p.waiting.Store(int32(p.nwait))
+}
+
+// removeLocked takes w out of the queue. p.mu must be held.
+func (p *Pool[T]) removeLocked(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		p.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		p.tail = w.prev
+	}
+	w.prev, w.next, w.queued = nil, nil, false
+	p.nwait--
+	p.waiting.Store(int32(p.nwait))
+}
+
+// nextWaiterLocked dequeues the oldest waiter whose context has not ended.
+// Waiters it passes over are told so, and end their takes with their
+// context's error: an object is never handed to a taker that has already
+// given up (vitess #20310). p.mu must be held.
+func (p *Pool[T]) nextWaiterLocked() *waiter {
+	for w := p.head; w != nil; w = p.head {
+		p.removeLocked(w)
+		select {
+		case <-w.done:
+			w.ch <- handoff{idx: -1}
+			continue
+		default:
+		}
+		return w
+	}
+	return nil
+}
+
+// serveLocked hands the slot to the oldest live waiter, moving it from kind
+// from with seq to in use. It reports false, leaving the slot as it was,
+// when no waiter is left. p.mu must be held.
+func (p *Pool[T]) serveLocked(s *slot[T], from slotKind, seq uint32) bool {
+	w := p.nextWaiterLocked()
+	if w == nil {
+		return false
+	}
+	if _, ok := s.handOut(from, seq); !ok {
+		// Only the caller may move the slot out of from; reaching here
+		// is a bug in the pool, and handing the waiter nothing would
+		// strand it, so fail loudly.
+		panic("actorpool: slot moved while being handed to a waiter")
+	}
+	w.ch <- handoff{idx: s.idx}
+	return true
+}
+
+// failLocked ends the oldest live waiter's take with err, and reports
+// whether there was one. p.mu must be held.
+func (p *Pool[T]) failLocked(err error) bool {
+	w := p.nextWaiterLocked()
+	if w == nil {
+		return false
+	}
+	w.ch <- handoff{idx: -1, err: err}
+	return true
+}
+
+// serveIdle hands idle objects to waiters until one or the other runs out.
+// It closes the race in which a waiter queued just after a holder, seeing
+// no waiter, made its object idle: the holder and the new waiter both call
+// it after their own step, so one of them sees the other's.
+func (p *Pool[T]) serveIdle() {
+	p.mu.Lock()
+	for p.nwait > 0 {
+		s, seq := p.takeIdle()
+		if s == nil {
+			break
+		}
+		// takeIdle moved the slot to inUse for us; hand that hand-out on,
+		// or put the object back if every waiter turned out to be gone.
+		w := p.nextWaiterLocked()
+		if w == nil {
+			p.mu.Unlock()
+			p.stats.unlent.Add(1)
+			p.giveBack(s, seq)
+			return
+		}
+		w.ch <- handoff{idx: s.idx}
+	}
+	p.mu.Unlock()
+}
