@@ -388,7 +388,7 @@ func (a *lifecycle[T]) putInService(s *slot[T]) {
 	p := a.p
 	seq := s.load().seq()
 	p.mu.Lock()
-	if !p.serveLocked(s, kindReserved, seq) {
+	if served, _ := p.serveLocked(s, kindReserved, seq); !served {
 		p.list(s, kindReserved, seq)
 		s.seenKind, s.seenSeq, s.seenAt = kindIdle, seq, a.now.UnixNano()
 	}
@@ -435,16 +435,26 @@ func (a *lifecycle[T]) retireIdle(cause destroyCause) {
 	for i := range p.slots {
 		s := &p.slots[i]
 		st := s.load()
-		if st.kind() != kindIdle {
-			continue
-		}
 		if cause == causeReload && s.gen == a.gen {
 			continue
 		}
-		if _, ok := s.move(kindIdle, st.seq(), kindReserved); ok {
+		if p.reserveIdle(s, st) {
 			a.destroy(s.idx, cause)
 		}
 	}
+}
+
+// reserveIdle moves an idle or parked object, seen in state st, to
+// reserved for the actor, and reports whether it did.
+func (p *Pool[T]) reserveIdle(s *slot[T], st state) bool {
+	switch st.kind() {
+	case kindIdle:
+		_, ok := s.move(kindIdle, st.seq(), kindReserved)
+		return ok
+	case kindInUse:
+		return p.unpark(s, st.seq())
+	}
+	return false
 }
 
 // housekeep sweeps the slots: it folds the acquire count, destroys idle
@@ -464,6 +474,9 @@ func (a *lifecycle[T]) housekeep() {
 		s := &p.slots[i]
 		st := s.load()
 		k := st.kind()
+		if k == kindInUse && p.isParked(s.idx, st.seq()) {
+			k = kindIdle
+		}
 		if k != s.seenKind || st.seq() != s.seenSeq {
 			s.seenKind, s.seenSeq, s.seenAt = k, st.seq(), now
 		}
@@ -478,14 +491,12 @@ func (a *lifecycle[T]) housekeep() {
 			case cfg.MaxIdleTime > 0 && now-s.seenAt >= int64(cfg.MaxIdleTime) && idle > cfg.MinIdle:
 				cause = causeIdle
 			default:
-				if testable && now-max(s.seenAt, s.testedAt) >= int64(cfg.ValidationInterval) {
-					if _, ok := s.move(kindIdle, st.seq(), kindReserved); ok {
-						a.test(s)
-					}
+				if testable && now-max(s.seenAt, s.testedAt) >= int64(cfg.ValidationInterval) && p.reserveIdle(s, st) {
+					a.test(s)
 				}
 				continue
 			}
-			if _, ok := s.move(kindIdle, st.seq(), kindReserved); ok {
+			if p.reserveIdle(s, st) {
 				idle--
 				a.destroy(s.idx, cause)
 			}

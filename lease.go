@@ -1,9 +1,9 @@
 package actorpool
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
-	"fmt"
 )
 
 // A Lease is the right to use one object of a pool until it is given back,
@@ -40,14 +40,15 @@ func (p *Pool[T]) lease(s *slot[T], seq uint32) Lease[T] {
 	return Lease[T]{t: t, seq: seq}
 }
 
-// current reports the slot of a lease that is still in force.
+// current reports the slot of a lease that is still in force: its slot is
+// in use under the lease's seq, and not parked (given back).
 func (l Lease[T]) current() (*slot[T], bool) {
 	if l.t == nil {
 		return nil, false
 	}
 	s := l.t.s
 	st := s.load()
-	return s, st.kind() == kindInUse && st.seq() == l.seq
+	return s, st.kind() == kindInUse && st.seq() == l.seq && !s.p.isParked(s.idx, l.seq)
 }
 
 // Value returns the leased object, or the zero value once the lease has
@@ -76,7 +77,9 @@ func (l Lease[T]) Release() error {
 		return nil
 	}
 	s.ticket = l.t
-	s.p.giveBack(s, l.seq)
+	if !s.p.giveBack(s, l.seq) {
+		return ErrReleased
+	}
 	return nil
 }
 
@@ -90,7 +93,9 @@ func (l Lease[T]) Destroy() error {
 		return ErrReleased
 	}
 	s.ticket = l.t
-	s.p.retire(s, l.seq, kindInUse, causeDiscarded)
+	if !s.p.retire(s, l.seq, kindInUse, causeDiscarded) {
+		return ErrReleased
+	}
 	return nil
 }
 

@@ -35,8 +35,9 @@ type Pool[T any] struct {
 	now    atomic.Int64  // coarse clock, unix nanoseconds, kept by the actor
 	inWith atomic.Int32  // With calls running: Acquire looks for a held lease only then
 
-	_     [64]byte
-	stack idleStack[T]
+	_      [64]byte
+	parked atomic.Uint64 // the last object given back; see park.go
+	stack  idleStack[T]
 	queue idleQueue
 
 	_       [64]byte
@@ -48,8 +49,8 @@ type Pool[T any] struct {
 	qclosed    bool // no new waiters: the pool is closing
 	asyncTakes sync.WaitGroup
 
-	total   atomic.Int32 // objects alive or being created, kept by the actor
-	demand  atomic.Bool  // a demand message is on its way to the actor
+	total    atomic.Int32 // objects alive or being created, kept by the actor
+	demand   atomic.Bool  // a demand message is on its way to the actor
 	mbox     mailbox[message[T]]
 	done     chan struct{} // closed when the actor returns
 	closeErr error         // set by the actor before done is closed
@@ -285,6 +286,16 @@ func (p *Pool[T]) waitError(ctx context.Context, waited time.Duration, createErr
 // takeIdle pops idle objects until it gets one it can hand out, and returns
 // its slot moved to in use with seq, or nil when none is idle.
 func (p *Pool[T]) takeIdle() (*slot[T], uint32) {
+	if !p.cfg.FIFO {
+		if s, seq := p.takeParked(); s != nil {
+			if cause, bad := p.unusable(s); !bad {
+				return s, seq
+			} else {
+				p.stats.unlent.Add(1)
+				p.retire(s, seq, kindInUse, cause)
+			}
+		}
+	}
 	for {
 		var i int32
 		var ok bool
@@ -354,43 +365,53 @@ func (p *Pool[T]) validateObj(obj T) (err error) {
 }
 
 // giveBack returns a slot that the caller holds in use with seq: to the
-// oldest waiter if there is one, else to the idle list.
-func (p *Pool[T]) giveBack(s *slot[T], seq uint32) {
+// oldest waiter if there is one, else to the idle objects. It reports false
+// if the slot was not the caller's to give: a stale lease.
+func (p *Pool[T]) giveBack(s *slot[T], seq uint32) bool {
 	if p.closed.Load() {
-		p.retire(s, seq, kindInUse, causeClose)
-		return
+		return p.retire(s, seq, kindInUse, causeClose)
 	}
 	if cause, bad := p.unusable(s); bad {
-		p.retire(s, seq, kindInUse, cause)
-		return
+		return p.retire(s, seq, kindInUse, cause)
 	}
 	if p.waiting.Load() > 0 {
 		p.mu.Lock()
-		served := p.serveLocked(s, kindInUse, seq)
+		served, ok := p.serveLocked(s, kindInUse, seq)
 		p.mu.Unlock()
+		if !ok {
+			return false
+		}
 		if served {
-			return
+			return true
 		}
 	}
-	p.list(s, kindInUse, seq)
+	if p.cfg.FIFO {
+		if !p.list(s, kindInUse, seq) {
+			return false
+		}
+	} else if !p.park(s, seq) {
+		return false
+	}
 	// A waiter may have queued, or Close begun, between the checks above
-	// and the slot going idle; each of them looks at the idle list after
-	// its own step, and this looks at them after ours.
+	// and the object going idle; each of them looks at the idle objects
+	// after its own step, and this looks at them after ours.
 	if p.waiting.Load() > 0 {
 		p.serveIdle()
 	}
 	if p.closed.Load() {
 		p.post(message[T]{kind: msgSweep})
 	}
+	return true
 }
 
 // list moves a slot from kind from with seq to idle, and puts its index in
-// the idle list unless it is listed already.
-func (p *Pool[T]) list(s *slot[T], from slotKind, seq uint32) {
+// the idle list unless it is listed already. It reports false if the slot
+// was not in kind from with seq.
+func (p *Pool[T]) list(s *slot[T], from slotKind, seq uint32) bool {
 	for {
 		st := s.load()
 		if st.kind() != from || st.seq() != seq {
-			panic("actorpool: slot moved while being listed")
+			return false
 		}
 		if !s.cas(st, st.with(kindIdle)|listedBit) {
 			continue
@@ -402,21 +423,23 @@ func (p *Pool[T]) list(s *slot[T], from slotKind, seq uint32) {
 				p.stack.push(s.idx)
 			}
 		}
-		return
+		return true
 	}
 }
 
 // retire takes a slot that the caller holds in kind from with seq out of
-// service and has the actor destroy its object.
-func (p *Pool[T]) retire(s *slot[T], seq uint32, from slotKind, cause destroyCause) {
+// service and has the actor destroy its object. It reports false if the
+// slot was not in kind from with seq.
+func (p *Pool[T]) retire(s *slot[T], seq uint32, from slotKind, cause destroyCause) bool {
 	if _, ok := s.move(from, seq, kindReserved); !ok {
-		panic("actorpool: slot moved while being retired")
+		return false
 	}
 	if !p.post(message[T]{kind: msgRetire, idx: s.idx, cause: cause}) {
 		// The actor is gone: Close gave up waiting for this object, so
 		// its holder destroys it.
 		p.destroyInline(s, cause)
 	}
+	return true
 }
 
 // destroyInline destroys a reserved slot's object on the calling goroutine,

@@ -174,12 +174,18 @@ type census struct{ idle, inUse, reserved int }
 
 func (p *Pool[T]) census() census {
 	var c census
+	pidx, pseq := unpackParked(p.parked.Load())
 	for i := range p.slots {
-		switch p.slots[i].load().kind() {
+		st := p.slots[i].load()
+		switch st.kind() {
 		case kindIdle:
 			c.idle++
 		case kindInUse:
-			c.inUse++
+			if int32(i) == pidx && st.seq() == pseq {
+				c.idle++
+			} else {
+				c.inUse++
+			}
 		case kindReserved:
 			c.reserved++
 		}

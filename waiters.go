@@ -90,21 +90,35 @@ func (p *Pool[T]) nextWaiterLocked() *waiter {
 }
 
 // serveLocked hands the slot to the oldest live waiter, moving it from kind
-// from with seq to in use. It reports false, leaving the slot as it was,
-// when no waiter is left. p.mu must be held.
-func (p *Pool[T]) serveLocked(s *slot[T], from slotKind, seq uint32) bool {
+// from with seq to in use. It reports served false, leaving the slot as it
+// was, when no waiter is left, and ok false when the slot was not in kind
+// from with seq (a stale lease), in which case no waiter is served.
+// p.mu must be held.
+func (p *Pool[T]) serveLocked(s *slot[T], from slotKind, seq uint32) (served, ok bool) {
 	w := p.nextWaiterLocked()
 	if w == nil {
-		return false
+		return false, true
 	}
 	if _, ok := s.handOut(from, seq); !ok {
-		// Only the caller may move the slot out of from; reaching here
-		// is a bug in the pool, and handing the waiter nothing would
-		// strand it, so fail loudly.
-		panic("actorpool: slot moved while being handed to a waiter")
+		p.requeueLocked(w)
+		return false, false
 	}
 	w.ch <- handoff{idx: s.idx}
-	return true
+	return true, true
+}
+
+// requeueLocked puts w back at the head of the queue. p.mu must be held.
+func (p *Pool[T]) requeueLocked(w *waiter) {
+	w.queued = true
+	w.prev, w.next = nil, p.head
+	if p.head != nil {
+		p.head.prev = w
+	} else {
+		p.tail = w
+	}
+	p.head = w
+	p.nwait++
+	p.waiting.Store(int32(p.nwait))
 }
 
 // failLocked ends the oldest live waiter's take with err, and reports
