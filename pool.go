@@ -38,7 +38,7 @@ type Pool[T any] struct {
 	_      [64]byte
 	parked atomic.Uint64 // the last object given back; see park.go
 	stack  idleStack[T]
-	queue idleQueue
+	queue  idleQueue
 
 	_       [64]byte
 	waiting atomic.Int32 // p.nwait, readable without the lock
@@ -48,6 +48,7 @@ type Pool[T any] struct {
 	nwait      int
 	qclosed    bool // no new waiters: the pool is closing
 	asyncTakes sync.WaitGroup
+	waiters    waiterCache
 
 	total    atomic.Int32 // objects alive or being created, kept by the actor
 	demand   atomic.Bool  // a demand message is on its way to the actor
@@ -186,16 +187,16 @@ func (p *Pool[T]) AcquireAsync(ctx context.Context) <-chan AcquireResult[T] {
 // or ctx ends.
 func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 	p.stats.emptyAcquires.Add(1)
-	w := newWaiter(ctx)
+	w := p.waiters.get(ctx)
 	p.mu.Lock()
 	if p.qclosed {
 		p.mu.Unlock()
-		freeWaiter(w)
+		p.waiters.put(w)
 		return Lease[T]{}, ErrClosed
 	}
 	if p.cfg.MaxQueueSize > 0 && p.nwait >= p.cfg.MaxQueueSize {
 		p.mu.Unlock()
-		freeWaiter(w)
+		p.waiters.put(w)
 		p.stats.exhausted.Add(1)
 		return Lease[T]{}, ErrPoolExhausted
 	}
@@ -250,7 +251,7 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 func (p *Pool[T]) finishWait(w *waiter, err error) error {
 	p.stats.waits.Add(1)
 	p.stats.waitNanos.Add(int64(time.Since(w.since)))
-	freeWaiter(w)
+	p.waiters.put(w)
 	return err
 }
 
@@ -286,14 +287,26 @@ func (p *Pool[T]) waitError(ctx context.Context, waited time.Duration, createErr
 // takeIdle pops idle objects until it gets one it can hand out, and returns
 // its slot moved to in use with seq, or nil when none is idle.
 func (p *Pool[T]) takeIdle() (*slot[T], uint32) {
+	for {
+		s, seq := p.popIdle()
+		if s == nil {
+			return nil, 0
+		}
+		cause, bad := p.unusable(s)
+		if !bad {
+			return s, seq
+		}
+		p.stats.unlent.Add(1)
+		p.retire(s, seq, kindInUse, cause)
+	}
+}
+
+// popIdle claims the parked object, or else the first idle one the idle
+// list yields, and returns its slot moved to in use with seq.
+func (p *Pool[T]) popIdle() (*slot[T], uint32) {
 	if !p.cfg.FIFO {
 		if s, seq := p.takeParked(); s != nil {
-			if cause, bad := p.unusable(s); !bad {
-				return s, seq
-			} else {
-				p.stats.unlent.Add(1)
-				p.retire(s, seq, kindInUse, cause)
-			}
+			return s, seq
 		}
 	}
 	for {
@@ -308,16 +321,9 @@ func (p *Pool[T]) takeIdle() (*slot[T], uint32) {
 			return nil, 0
 		}
 		s := &p.slots[i]
-		got, seq := settle(s)
-		if !got {
-			continue
+		if got, seq := settle(s); got {
+			return s, seq
 		}
-		if cause, bad := p.unusable(s); bad {
-			p.stats.unlent.Add(1)
-			p.retire(s, seq, kindInUse, cause)
-			continue
-		}
-		return s, seq
 	}
 }
 

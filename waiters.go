@@ -27,17 +27,23 @@ type handoff struct {
 	err error
 }
 
-var waiterPool = sync.Pool{New: func() any { return &waiter{ch: make(chan handoff, 1)} }}
+// waiterCache recycles waiters and their channels. Each pool has its own,
+// so that a channel is only ever used by the goroutines of one pool (which
+// testing/synctest requires of pools made inside a bubble).
+type waiterCache struct{ sync.Pool }
 
-func newWaiter(ctx context.Context) *waiter {
-	w := waiterPool.Get().(*waiter)
+func (c *waiterCache) get(ctx context.Context) *waiter {
+	w, _ := c.Get().(*waiter)
+	if w == nil {
+		w = &waiter{ch: make(chan handoff, 1)}
+	}
 	w.done = ctx.Done()
 	return w
 }
 
-func freeWaiter(w *waiter) {
+func (c *waiterCache) put(w *waiter) {
 	w.done = nil
-	waiterPool.Put(w)
+	c.Put(w)
 }
 
 // enqueueLocked adds w at the tail. p.mu must be held.

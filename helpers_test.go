@@ -1,0 +1,263 @@
+package actorpool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A conn is the object the test factory makes. It records its holders and
+// its destruction so tests can check invariants 2 and 4.
+type conn struct {
+	id        int
+	holders   atomic.Int32
+	destroyed atomic.Int32
+	broken    atomic.Bool // Validate fails
+	dead      atomic.Bool // Test fails
+}
+
+// hold marks c held by one more caller and fails the test if that makes
+// two.
+func (c *conn) hold(t testing.TB) {
+	t.Helper()
+	if n := c.holders.Add(1); n != 1 {
+		t.Errorf("conn %d held by %d callers at once", c.id, n)
+	}
+}
+
+func (c *conn) unhold() { c.holders.Add(-1) }
+
+// factory is a Factory whose behaviour each test sets through hooks, and
+// which counts what the pool asks of it.
+type factory struct {
+	mu        sync.Mutex
+	conns     []*conn
+	alive     int // created, or being created, and not destroyed
+	maxAlive  int
+	creates   atomic.Int64
+	destroys  atomic.Int64
+	validates atomic.Int64
+	tests     atomic.Int64
+
+	create   func(ctx context.Context, id int) error // nil: succeed at once
+	validate func(c *conn) error                     // nil: c.broken decides
+	test     func(ctx context.Context, c *conn) error
+	destroy  func(c *conn)
+}
+
+func (f *factory) Create(ctx context.Context) (*conn, error) {
+	f.mu.Lock()
+	f.alive++
+	f.maxAlive = max(f.maxAlive, f.alive)
+	id := len(f.conns) + 1
+	f.conns = append(f.conns, nil)
+	f.mu.Unlock()
+	f.creates.Add(1)
+	fail := func() {
+		f.mu.Lock()
+		f.alive--
+		f.mu.Unlock()
+	}
+	var err error
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				fail()
+				panic(v)
+			}
+		}()
+		if f.create != nil {
+			err = f.create(ctx, id)
+		}
+	}()
+	if err != nil {
+		fail()
+		return nil, err
+	}
+	c := &conn{id: id}
+	f.mu.Lock()
+	f.conns[id-1] = c
+	f.mu.Unlock()
+	return c, nil
+}
+
+func (f *factory) Destroy(c *conn) {
+	if n := c.destroyed.Add(1); n != 1 {
+		panic(fmt.Sprintf("conn %d destroyed %d times", c.id, n))
+	}
+	f.destroys.Add(1)
+	f.mu.Lock()
+	f.alive--
+	f.mu.Unlock()
+	if f.destroy != nil {
+		f.destroy(c)
+	}
+}
+
+func (f *factory) Validate(c *conn) error {
+	f.validates.Add(1)
+	if f.validate != nil {
+		return f.validate(c)
+	}
+	if c.broken.Load() {
+		return errors.New("broken")
+	}
+	return nil
+}
+
+func (f *factory) Test(ctx context.Context, c *conn) error {
+	f.tests.Add(1)
+	if f.test != nil {
+		return f.test(ctx, c)
+	}
+	if c.dead.Load() {
+		return errors.New("dead")
+	}
+	return nil
+}
+
+func (f *factory) max() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxAlive
+}
+
+func (f *factory) live() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.alive
+}
+
+// checkAllDestroyed fails the test unless every conn the factory made was
+// destroyed exactly once (invariant 4). Call it after Close.
+func (f *factory) checkAllDestroyed(t testing.TB) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		if c == nil {
+			continue
+		}
+		if n := c.destroyed.Load(); n != 1 {
+			t.Errorf("conn %d destroyed %d times, want 1", c.id, n)
+		}
+	}
+	if f.alive != 0 {
+		t.Errorf("factory counts %d conns alive after Close", f.alive)
+	}
+}
+
+// newPool makes a pool over f and closes it when the test ends, checking
+// that every object was destroyed exactly once and no goroutine is left.
+func newPool(t testing.TB, f *factory, cfg Config) *Pool[*conn] {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = discardLogger()
+	}
+	p, err := New[*conn](f, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		f.checkAllDestroyed(t)
+	})
+	return p
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// logBuffer is a slog destination that tests can read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+
+// acquire takes a lease and marks its conn held.
+func acquire(t testing.TB, p *Pool[*conn]) Lease[*conn] {
+	t.Helper()
+	l, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	return l
+}
+
+func release(t testing.TB, l Lease[*conn]) {
+	t.Helper()
+	if err := l.Release(); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+}
+
+// waitFor polls cond, which must become true because of work already set
+// in motion on other goroutines, yielding the processor between polls. It
+// is for outcomes of real concurrency (the garbage collector, a goroutine
+// about to run), not for time: tests of time use testing/synctest.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// checkNoGoroutines fails the test if a goroutine running code of this
+// package, other than the tests, is still alive. Closed pools must leave
+// none.
+func checkNoGoroutines(t testing.TB) {
+	t.Helper()
+	var last string
+	for range 500 {
+		last = poolGoroutines()
+		if last == "" {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Errorf("goroutines of the pool left after Close:\n%s", last)
+}
+
+func poolGoroutines() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var left []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if !strings.Contains(g, "actorpool.") || strings.Contains(g, "testing.tRunner") ||
+			strings.Contains(g, "poolGoroutines") || strings.Contains(g, "testing.(*M)") {
+			continue
+		}
+		left = append(left, g)
+	}
+	return strings.Join(left, "\n\n")
+}
