@@ -216,8 +216,9 @@ func (a *lifecycle[T]) maintain() {
 	if backoff && (a.now.Before(a.retryAt) || a.creating > 0) {
 		return
 	}
-	need := int(p.waiting.Load()) - a.creating
-	if a.warm && a.creating == 0 {
+	pending := a.pendingCreates()
+	need := int(p.waiting.Load()) - pending
+	if a.warm && pending == 0 {
 		need = max(need, 1)
 	}
 	a.warm = false
@@ -233,6 +234,19 @@ func (a *lifecycle[T]) maintain() {
 			a.startCreate(true)
 		}
 	}
+}
+
+// pendingCreates counts the creates in flight that will bring a usable
+// object: not timed out (their take has failed already), and not started
+// before a Reload (their object will be destroyed).
+func (a *lifecycle[T]) pendingCreates() int {
+	n := 0
+	for _, op := range a.creates {
+		if !op.timedOut && op.gen == a.gen {
+			n++
+		}
+	}
+	return n
 }
 
 func (a *lifecycle[T]) startCreate(refill bool) {

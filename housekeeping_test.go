@@ -1,0 +1,299 @@
+package actorpool
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// 5. Validation, tests, eviction, MinIdle, leak threshold.
+
+func TestValidateOnRelease(t *testing.T) {
+	f := &factory{}
+	p := newPool(t, f, Config{MaxObjects: 1})
+	l := acquire(t, p)
+	l.Value().broken.Store(true)
+	release(t, l)
+	waitFor(t, "the invalid object's destroy", func() bool { return f.destroys.Load() == 1 })
+	if s := p.Stats(); s.DestroyedBy.Invalid != 1 || s.Idle != 0 {
+		t.Errorf("an object that failed Validate on release was kept: %+v", s)
+	}
+	l = acquire(t, p)
+	if l.Value().id != 2 {
+		t.Errorf("got conn %d, want a new one", l.Value().id)
+	}
+	release(t, l)
+}
+
+func TestValidateBeforeHandOut(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 2, FIFO: fifo})
+		a, b := acquire(t, p), acquire(t, p)
+		release(t, a)
+		release(t, b)
+		// Both go bad while idle; the next take must get neither.
+		a.t.s.obj.broken.Store(true)
+		b.t.s.obj.broken.Store(true)
+		l := acquire(t, p)
+		if id := l.Value().id; id != 3 {
+			t.Errorf("FIFO=%v: got conn %d, want a fresh conn 3", fifo, id)
+		}
+		release(t, l)
+		waitFor(t, "the destroys", func() bool { return f.destroys.Load() == 2 })
+	}
+}
+
+func TestFreshObjectFailingValidateIsDestroyed(t *testing.T) {
+	f := &factory{validate: func(c *conn) error {
+		if c.id == 1 {
+			return errors.New("handshake incomplete")
+		}
+		return nil
+	}}
+	p := newPool(t, f, Config{MaxObjects: 1})
+	_, err := p.Acquire(context.Background())
+	if !errors.Is(err, ErrCreateFailed) || !strings.Contains(err.Error(), "handshake incomplete") {
+		t.Fatalf("Acquire = %v, want a create error saying why the new object was invalid", err)
+	}
+	if f.destroys.Load() != 1 {
+		t.Error("the invalid new object was not destroyed")
+	}
+}
+
+func TestValidatePanicRetiresObject(t *testing.T) {
+	f := &factory{validate: func(c *conn) error {
+		if c.broken.Load() {
+			panic("nil pointer in driver")
+		}
+		return nil
+	}}
+	p := newPool(t, f, Config{MaxObjects: 1})
+	l := acquire(t, p)
+	l.Value().broken.Store(true)
+	release(t, l)
+	waitFor(t, "the destroy", func() bool { return f.destroys.Load() == 1 })
+}
+
+func TestPeriodicTest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 2, ValidationInterval: time.Minute})
+		a, b := acquire(t, p), acquire(t, p)
+		b.Value().dead.Store(true)
+		release(t, a)
+		release(t, b)
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		if n := f.tests.Load(); n != 0 {
+			t.Fatalf("%d tests before ValidationInterval passed", n)
+		}
+		time.Sleep(20 * time.Second) // one housekeeping period past the interval
+		synctest.Wait()
+		if n := f.tests.Load(); n != 2 {
+			t.Fatalf("%d tests after ValidationInterval, want 2", n)
+		}
+		s := p.Stats()
+		if s.DestroyedBy.TestFailed != 1 || s.Idle != 1 || s.Tests != 2 {
+			t.Errorf("after the tests: %+v", s)
+		}
+	})
+}
+
+func TestObjectUnderTestIsNotHandedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		testing := make(chan struct{})
+		finish := make(chan struct{})
+		f := &factory{test: func(ctx context.Context, c *conn) error {
+			close(testing)
+			<-finish
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 1, ValidationInterval: time.Second})
+		release(t, acquire(t, p))
+		<-testing
+		if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
+			t.Fatalf("TryAcquire during a test = %v, want ErrWouldBlock", err)
+		}
+		got := make(chan Lease[*conn])
+		go func() { got <- acquire(t, p) }()
+		synctest.Wait()
+		close(finish)
+		l := <-got // handed over as soon as the test passed
+		if l.Value().id != 1 {
+			t.Errorf("got conn %d, want the tested conn 1", l.Value().id)
+		}
+		release(t, l)
+	})
+}
+
+func TestTestTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{test: func(ctx context.Context, c *conn) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}}
+		p := newPool(t, f, Config{MaxObjects: 1, ValidationInterval: time.Second, TestTimeout: 3 * time.Second})
+		release(t, acquire(t, p))
+		time.Sleep(time.Second + 250*time.Millisecond + 3*time.Second)
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.TestTimeout != 1 {
+			t.Errorf("a test that outlived TestTimeout did not retire its object: %+v", s.DestroyedBy)
+		}
+	})
+}
+
+func TestMaxIdleTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 2, MaxIdleTime: time.Minute})
+		a, b := acquire(t, p), acquire(t, p)
+		release(t, a)
+		time.Sleep(30 * time.Second)
+		release(t, b)
+		time.Sleep(30*time.Second - time.Millisecond)
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 2 {
+			t.Fatalf("evicted before MaxIdleTime: %+v", s)
+		}
+		// Within a housekeeping period (MaxIdleTime/4) of a's minute...
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 1 || s.DestroyedBy.Idle != 1 {
+			t.Fatalf("a not evicted on time: %+v", s)
+		}
+		// ...and of b's.
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 0 || s.DestroyedBy.Idle != 2 {
+			t.Fatalf("b not evicted on time: %+v", s)
+		}
+	})
+}
+
+func TestMaxIdleTimeKeepsMinIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 3, MinIdle: 1, MaxIdleTime: time.Minute})
+		a, b, c := acquire(t, p), acquire(t, p), acquire(t, p)
+		release(t, a)
+		release(t, b)
+		release(t, c)
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 1 || s.Total != 1 {
+			t.Errorf("MaxIdleTime evicted below MinIdle, or not at all: %+v", s)
+		}
+	})
+}
+
+func TestMaxLifetime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 2, MaxLifetime: 10 * time.Minute})
+		idle, held := acquire(t, p), acquire(t, p)
+		release(t, idle)
+		// Jitter shortens lifetimes by up to a tenth.
+		time.Sleep(9*time.Minute - time.Second)
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.Lifetime != 0 {
+			t.Fatalf("retired before MaxLifetime minus jitter: %+v", s)
+		}
+		time.Sleep(time.Minute + 3*time.Minute/2) // past the lifetime, plus a housekeeping period
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.Lifetime != 1 {
+			t.Fatalf("idle object not retired after MaxLifetime: %+v", s)
+		}
+		release(t, held) // past its lifetime: destroyed on return
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.Lifetime != 2 || s.Total != 0 {
+			t.Fatalf("object given back after MaxLifetime was kept: %+v", s)
+		}
+	})
+}
+
+func TestLifetimeJitter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, &factory{}, Config{MaxObjects: 64, MaxLifetime: time.Hour})
+		var leases []Lease[*conn]
+		for range 64 {
+			leases = append(leases, acquire(t, p))
+		}
+		seen := map[int64]bool{}
+		for _, l := range leases {
+			s := l.t.s
+			life := time.Duration(s.expiresAt - s.createdAt)
+			if life > time.Hour || life < 54*time.Minute {
+				t.Errorf("lifetime %v outside [54m, 1h]", life)
+			}
+			seen[s.expiresAt] = true
+			release(t, l)
+		}
+		if len(seen) < 32 {
+			t.Errorf("only %d distinct lifetimes among 64 objects: no jitter", len(seen))
+		}
+	})
+}
+
+func TestMinIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var inFlight, maxInFlight atomic.Int32
+		f := &factory{create: func(ctx context.Context, id int) error {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			if n > maxInFlight.Load() {
+				maxInFlight.Store(n)
+			}
+			time.Sleep(100 * time.Millisecond)
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 8, MinIdle: 3})
+		time.Sleep(301 * time.Millisecond)
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 3 {
+			t.Fatalf("MinIdle 3 not filled at once: %+v", s)
+		}
+		if n := maxInFlight.Load(); n != 1 {
+			t.Errorf("MinIdle refill ran %d creates at once, want 1", n)
+		}
+		// Taking two leaves one idle; the pool refills to three.
+		a, b := acquire(t, p), acquire(t, p)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 3 || s.InUse != 2 {
+			t.Errorf("MinIdle not refilled: %+v", s)
+		}
+		release(t, a)
+		release(t, b)
+	})
+}
+
+func TestLeakThresholdLogsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		p := newPool(t, &factory{}, Config{MaxObjects: 1, LeakThreshold: time.Minute, TraceAcquires: true, Logger: logs.logger()})
+		l := acquire(t, p)
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		if strings.Contains(logs.String(), "suspected leak") {
+			t.Fatal("logged before LeakThreshold")
+		}
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		out := logs.String()
+		if n := strings.Count(out, "suspected leak"); n != 1 {
+			t.Fatalf("logged %d times, want once:\n%s", n, out)
+		}
+		if !strings.Contains(out, "TestLeakThresholdLogsOnce") {
+			t.Errorf("log does not say where the lease was taken:\n%s", out)
+		}
+		if p.Stats().SuspectedLeaks != 1 {
+			t.Error("SuspectedLeaks not counted")
+		}
+		release(t, l)
+	})
+}
