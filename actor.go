@@ -56,17 +56,16 @@ const (
 type lifecycle[T any] struct {
 	p *Pool[T]
 
-	free      []int32 // indexes of free slots
-	alive     int     // objects in slots, plus creates in flight
-	creating  int
-	refilling int // creates in flight for MinIdle
-	creates   map[uint64]*createOp
-	nextOp    uint64
-	failures  int // consecutive create failures
-	retryAt   time.Time
-	warm      bool // TryAcquire asked for an object
-	gen       uint64
-	closing   bool
+	free     []int32 // indexes of free slots
+	alive    int     // objects in slots, plus creates in flight
+	creating int
+	creates  map[uint64]*createOp
+	nextOp   uint64
+	failures int // consecutive create failures
+	retryAt  time.Time
+	warm     bool // TryAcquire asked for an object
+	gen      uint64
+	closing  bool
 
 	baseCtx context.Context // parent of create and test contexts; canceled by Close
 	cancel  context.CancelFunc
@@ -212,11 +211,13 @@ func (a *lifecycle[T]) maintain() {
 		a.warm = false
 		return
 	}
+	// Creates that timed out or predate a Reload still hold room, but
+	// they neither serve a taker nor count as a probe.
+	pending, refilling := a.pendingCreates()
 	backoff := a.failures > 0
-	if backoff && (a.now.Before(a.retryAt) || a.creating > 0) {
+	if backoff && (a.now.Before(a.retryAt) || pending > 0) {
 		return
 	}
-	pending := a.pendingCreates()
 	need := int(p.waiting.Load()) - pending
 	if a.warm && pending == 0 {
 		need = max(need, 1)
@@ -228,25 +229,29 @@ func (a *lifecycle[T]) maintain() {
 	for range min(need, room) {
 		a.startCreate(false)
 		room--
+		pending++
 	}
-	if p.cfg.MinIdle > 0 && a.refilling == 0 && room > 0 && !(backoff && a.creating > 0) {
-		if p.census().idle+a.creating < p.cfg.MinIdle {
+	if p.cfg.MinIdle > 0 && refilling == 0 && room > 0 && !(backoff && pending > 0) {
+		if p.census().idle+pending < p.cfg.MinIdle {
 			a.startCreate(true)
 		}
 	}
 }
 
 // pendingCreates counts the creates in flight that will bring a usable
-// object: not timed out (their take has failed already), and not started
-// before a Reload (their object will be destroyed).
-func (a *lifecycle[T]) pendingCreates() int {
-	n := 0
+// object, and those of them that are for MinIdle: not timed out (their take
+// has failed already), and not started before a Reload (their object will
+// be destroyed).
+func (a *lifecycle[T]) pendingCreates() (all, refill int) {
 	for _, op := range a.creates {
 		if !op.timedOut && op.gen == a.gen {
-			n++
+			all++
+			if op.refill {
+				refill++
+			}
 		}
 	}
-	return n
+	return all, refill
 }
 
 func (a *lifecycle[T]) startCreate(refill bool) {
@@ -256,9 +261,6 @@ func (a *lifecycle[T]) startCreate(refill bool) {
 	a.creates[id] = &createOp{gen: a.gen, refill: refill}
 	a.alive++
 	a.creating++
-	if refill {
-		a.refilling++
-	}
 	p.total.Store(int32(a.alive))
 	p.stats.creating.Store(int32(a.creating))
 	ctx, cancel := context.WithTimeout(a.baseCtx, p.cfg.CreateTimeout)
@@ -308,9 +310,6 @@ func (a *lifecycle[T]) created(m message[T]) {
 	op := a.creates[m.op]
 	delete(a.creates, m.op)
 	a.creating--
-	if op.refill {
-		a.refilling--
-	}
 	p.stats.creating.Store(int32(a.creating))
 	if m.err != nil {
 		a.alive--
@@ -383,6 +382,9 @@ func (a *lifecycle[T]) install(obj T, gen uint64) *slot[T] {
 		s.expiresAt = a.now.Add(l - rand.N(l/10+1)).UnixNano()
 	}
 	s.testedAt = s.createdAt
+	// The slot's idle clock starts now, whatever it saw of the object
+	// that had it before.
+	s.seenKind, s.seenSeq, s.seenAt = kindIdle, s.load().seq(), s.createdAt
 	s.trace.Store(nil)
 	p.newTicket(s)
 	for {
@@ -404,7 +406,6 @@ func (a *lifecycle[T]) putInService(s *slot[T]) {
 	p.mu.Lock()
 	if served, _ := p.serveLocked(s, kindReserved, seq); !served {
 		p.list(s, kindReserved, seq)
-		s.seenKind, s.seenSeq, s.seenAt = kindIdle, seq, a.now.UnixNano()
 	}
 	p.mu.Unlock()
 }
@@ -490,6 +491,11 @@ func (a *lifecycle[T]) housekeep() {
 		k := st.kind()
 		if k == kindInUse && p.isParked(s.idx, st.seq()) {
 			k = kindIdle
+		}
+		if k == kindReserved {
+			// Under test or being destroyed. A test does not reset the
+			// object's idle clock, so its seen state is left as it was.
+			continue
 		}
 		if k != s.seenKind || st.seq() != s.seenSeq {
 			s.seenKind, s.seenSeq, s.seenAt = k, st.seq(), now

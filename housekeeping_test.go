@@ -297,3 +297,18 @@ func TestLeakThresholdLogsOnce(t *testing.T) {
 		release(t, l)
 	})
 }
+
+// A passing test does not reset an object's idle clock: with tests more
+// often than MaxIdleTime, idle objects must still be evicted.
+func TestTestsDoNotKeepObjectsAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 1, MaxIdleTime: time.Minute, ValidationInterval: 10 * time.Second})
+		release(t, acquire(t, p))
+		time.Sleep(time.Minute + 15*time.Second)
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.Idle != 1 || s.Tests == 0 {
+			t.Errorf("object tested every 10s was not evicted after a minute idle: %+v", s)
+		}
+	})
+}

@@ -47,8 +47,14 @@ func (l Lease[T]) current() (*slot[T], bool) {
 		return nil, false
 	}
 	s := l.t.s
+	// Parked first, state second: a parked object is claimed (its state
+	// changed) before the parked word is cleared, so if it is not parked
+	// now, a claim has already shown in its state.
+	if s.p.isParked(s.idx, l.seq) {
+		return s, false
+	}
 	st := s.load()
-	return s, st.kind() == kindInUse && st.seq() == l.seq && !s.p.isParked(s.idx, l.seq)
+	return s, st.kind() == kindInUse && st.seq() == l.seq
 }
 
 // Value returns the leased object, or the zero value once the lease has

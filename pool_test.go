@@ -530,3 +530,28 @@ func TestAcquireAsyncDeliversErrClosed(t *testing.T) {
 		f.checkAllDestroyed(t)
 	})
 }
+
+// A create that hangs past CreateTimeout, ignoring its context, must not
+// hold up the creates after it, although it still holds its room.
+func TestHungCreateBlocksNoLaterCreate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unhang := make(chan struct{})
+		f := &factory{create: func(ctx context.Context, id int) error {
+			if id == 1 {
+				<-unhang
+			}
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 2, CreateTimeout: time.Second})
+		if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrCreateFailed) {
+			t.Fatalf("take waiting on the hung create: %v, want its timeout", err)
+		}
+		start := time.Now()
+		l := acquire(t, p)
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Errorf("next take waited %v behind a hung create", d)
+		}
+		release(t, l)
+		close(unhang)
+	})
+}

@@ -1,0 +1,260 @@
+package actorpool
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestStress runs thousands of goroutines taking, giving back, destroying
+// and abandoning objects while the factory fails, panics and stalls at
+// random and Reload runs, and checks the design brief's invariants:
+//
+//  1. never more than MaxObjects alive, counting creates in flight;
+//  2. an object is held by at most one caller at a time;
+//  3. every take ends, with an object or an error, by its deadline;
+//  4. every created object is destroyed exactly once by the end of Close;
+//  5. factory panics and errors fail single takes, never the pool.
+//
+// It runs in a synctest bubble, so deadlines are exact and the run is the
+// same on a loaded machine as on an idle one.
+func TestStress(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		name := "LIFO"
+		if fifo {
+			name = "FIFO"
+		}
+		t.Run(name, func(t *testing.T) { synctest.Test(t, func(t *testing.T) { stress(t, fifo) }) })
+	}
+}
+
+func stress(t *testing.T, fifo bool) {
+	const (
+		maxObjects = 16
+		goroutines = 2000
+		rounds     = 12
+	)
+	// Faults come at fixed rates, by create and test number, so every run
+	// has its share of each.
+	var tests atomic.Int64
+	f := &factory{
+		create: func(ctx context.Context, id int) error {
+			switch {
+			case id%10 == 3:
+				return errors.New("connection refused")
+			case id%29 == 5:
+				panic("driver bug")
+			case id%31 == 7:
+				time.Sleep(time.Minute) // stalls past CreateTimeout, ignoring ctx
+			case id%7 == 1:
+				select {
+				case <-time.After(50 * time.Millisecond):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		},
+		test: func(ctx context.Context, c *conn) error {
+			if tests.Add(1)%20 == 0 {
+				return errors.New("server gone away")
+			}
+			return nil
+		},
+	}
+	p, err := New[*conn](f, Config{
+		MaxObjects:         maxObjects,
+		MinIdle:            2,
+		MaxQueueSize:       goroutines / 2,
+		CreateTimeout:      time.Second,
+		TestTimeout:        time.Second,
+		ValidationInterval: 100 * time.Millisecond,
+		MaxIdleTime:        300 * time.Millisecond,
+		MaxLifetime:        2 * time.Second,
+		FIFO:               fifo,
+		Logger:             discardLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var taken atomic.Int64 // takes that got a lease of their own
+	var wg sync.WaitGroup
+	loadDone := make(chan struct{})
+	reloads := make(chan struct{})
+	go func() {
+		defer close(reloads)
+		for {
+			select {
+			case <-loadDone:
+				return
+			case <-time.After(500 * time.Millisecond):
+				if err := p.Reload(context.Background()); err != nil {
+					t.Errorf("Reload: %v", err)
+				}
+			}
+		}
+	}()
+	for range goroutines {
+		wg.Go(func() {
+			for range rounds {
+				// Spread the load over seconds of the bubble's time, so
+				// idle eviction, tests and lifetimes come into play.
+				time.Sleep(time.Duration(rand.IntN(1000)) * time.Millisecond)
+				switch op := rand.IntN(10); {
+				case op == 0:
+					l, err := p.TryAcquire()
+					if err == nil {
+						taken.Add(1)
+						use(t, l, nil)
+					}
+				case op == 1:
+					_ = p.With(context.Background(), func(ctx context.Context, c *conn) error {
+						taken.Add(1)
+						c.hold(t)
+						defer c.unhold()
+						time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+						return nil
+					})
+				case op == 2:
+					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(20))*time.Millisecond)
+					r := <-p.AcquireAsync(ctx)
+					cancel()
+					if r.Err == nil {
+						taken.Add(1)
+						use(t, r.Lease, nil)
+					}
+				default:
+					timeout := time.Duration(1+rand.IntN(200)) * time.Millisecond
+					ctx, cancel := context.WithTimeout(context.Background(), timeout)
+					start := time.Now()
+					l, err := p.Acquire(ctx)
+					if d := time.Since(start); d > timeout {
+						t.Errorf("a take ended %v after its %v deadline", d-timeout, timeout)
+					}
+					cancel()
+					if err != nil {
+						checkTakeError(t, err)
+						continue
+					}
+					taken.Add(1)
+					use(t, l, f)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(loadDone)
+	<-reloads
+	// A quiet spell: idle objects are tested, evicted, refilled.
+	time.Sleep(2 * time.Second)
+	if m := f.max(); m > maxObjects {
+		t.Errorf("%d objects alive at once, want at most %d", m, maxObjects)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	f.checkAllDestroyed(t)
+	s := p.Stats()
+	if s.Created != s.Destroyed || s.Total != 0 || s.Idle != 0 || s.InUse != 0 || s.Reserved != 0 || s.Waiting != 0 {
+		t.Errorf("stats do not balance after Close: %+v", s)
+	}
+	if s.Acquires != taken.Load() {
+		t.Errorf("Stats().Acquires = %d, but %d takes got a lease", s.Acquires, taken.Load())
+	}
+	d := s.DestroyedBy
+	if s.CreateErrors == 0 || s.CreateTimeouts == 0 || d.Reloaded == 0 || s.Tests == 0 || d.TestFailed == 0 ||
+		d.Invalid == 0 || d.Discarded == 0 || d.Lifetime+d.Idle == 0 || s.TimedOutAcquires == 0 {
+		t.Errorf("the run did not exercise failures, reloads and tests: %+v", s)
+	}
+}
+
+// use holds the object a moment, then gives it back, destroys it, or marks
+// it broken first.
+func use(t *testing.T, l Lease[*conn], f *factory) {
+	c := l.Value()
+	c.hold(t)
+	time.Sleep(time.Duration(rand.IntN(2)) * time.Millisecond)
+	c.unhold()
+	switch rand.IntN(50) {
+	case 0:
+		if err := l.Destroy(); err != nil {
+			t.Errorf("Destroy: %v", err)
+		}
+	case 1:
+		c.broken.Store(true)
+		fallthrough
+	default:
+		if err := l.Release(); err != nil {
+			t.Errorf("Release: %v", err)
+		}
+	}
+	if err := l.Release(); !errors.Is(err, ErrReleased) {
+		t.Errorf("second Release: %v", err)
+	}
+}
+
+func checkTakeError(t *testing.T, err error) {
+	var ce *CreateError
+	switch {
+	case errors.Is(err, ErrTimeout), errors.Is(err, ErrPoolExhausted), errors.As(err, &ce):
+	default:
+		t.Errorf("unexpected take error: %v", err)
+	}
+}
+
+// TestStressRealTime is the stress test outside a bubble, on real time and
+// real parallelism, with leases leaked for the garbage collector to find.
+func TestStressRealTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	f := &factory{create: func(ctx context.Context, id int) error {
+		if rand.IntN(10) == 0 {
+			return errors.New("refused")
+		}
+		return nil
+	}}
+	p, err := New[*conn](f, Config{MaxObjects: 8, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var leaked atomic.Int64
+	for g := range 1000 {
+		wg.Go(func() {
+			for i := range 20 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(5000))*time.Microsecond)
+				l, err := p.Acquire(ctx)
+				cancel()
+				if err != nil {
+					continue
+				}
+				if g%250 == 0 && i == 0 {
+					leaked.Add(1)
+					continue // leaked: the garbage collector must find it
+				}
+				use(t, l, f)
+			}
+		})
+	}
+	wg.Wait()
+	waitFor(t, "the leaks to be reclaimed", func() bool {
+		runtime.GC()
+		return p.Stats().Leaks == leaked.Load()
+	})
+	if m := f.max(); m > 8 {
+		t.Errorf("%d alive at once", m)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.checkAllDestroyed(t)
+	checkNoGoroutines(t)
+}
