@@ -1,0 +1,169 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// An Actor runs a handler over the tasks sent to it, on a set of worker
+// goroutines, and accounts for every task it accepts. It is safe for
+// concurrent use. Create one with New and end it with Close or Stop.
+type Actor[T any] struct {
+	name      string
+	handler   Handler[T]
+	set       settings
+	typ       string // default task type: the payload's Go type
+	sink      Sink[T]
+	onError   func(*TaskError)
+	log       *slog.Logger
+	errClosed error     // ErrClosed and ErrMailboxFull with the actor's name, made once so
+	errFull   error     // that refusing a send does not allocate
+	epoch     time.Time // when New ran; see now
+
+	// ctx is the parent of every task's context; it is cancelled when the
+	// actor stops draining.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	senderPool sync.Pool // *sender[T], reused by blocked sends
+
+	// Shutdown. drained is closed when the actor is closing and has neither
+	// tasks nor workers left, halting when it stops draining, finished when
+	// Close's work is done. letters counts dead letters being put, which
+	// Close waits for so that a sink can be closed after it.
+	coordinator atomic.Bool
+	drained     chan struct{}
+	halting     chan struct{}
+	finished    chan struct{}
+	closeErr    error
+	letters     sync.WaitGroup
+
+	mu         sync.Mutex // guards everything below
+	box        mailbox[T]
+	ready      chunks[envelope[T]]    // retries whose backoff has passed; served before box
+	retries    map[*retry[T]]struct{} // retries waiting for their backoff
+	senders    senderList[T]          // sends waiting for room, first come first served
+	idle       []*worker[T]           // parked workers; the last parked is woken first
+	workers    map[*worker[T]]struct{}
+	starting   int // workers started that have not yet looked for a task
+	busy       int // workers in a handler
+	running    int // tasks in a handler that have not ended (busy less abandoned)
+	nextID     uint64
+	nextWorker int
+	c          counters
+	closing    bool // no more sends are accepted
+	halted     bool // draining stopped: tasks left are dead-lettered
+	drainedOK  bool // drained is closed
+	haltReason Reason
+	haltCause  error
+	lost       DrainError // what halting cost, for closeErr
+}
+
+type counters struct {
+	submitted, rejected, dropped, completed, failed, panicked, retried, deadLettered uint64
+}
+
+// New returns an actor named name that runs handler on each task sent to it,
+// with its workers started. The name appears in logs, errors, dead letters,
+// worker names and profiler labels; it should be unique in the process.
+func New[T any](name string, handler Handler[T], cfg Config[T]) (*Actor[T], error) {
+	if name == "" {
+		return nil, errors.New("actor.New: the name is empty")
+	}
+	if handler == nil {
+		return nil, fmt.Errorf("actor.New(%q): the handler is nil", name)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("actor.New(%q): invalid config: %w", name, err)
+	}
+	a := &Actor[T]{
+		name:     name,
+		handler:  handler,
+		set:      cfg.settings(),
+		typ:      reflect.TypeFor[T]().String(),
+		sink:     cfg.DeadLetters,
+		onError:  cfg.OnError,
+		log:      cfg.Logger,
+		drained:  make(chan struct{}),
+		halting:  make(chan struct{}),
+		finished: make(chan struct{}),
+		retries:  make(map[*retry[T]]struct{}),
+		workers:  make(map[*worker[T]]struct{}),
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.sink == nil {
+		a.sink = NewLogSink[T](a.log, defaultLogEvery, defaultLogBurst)
+	}
+	if a.onError == nil {
+		a.onError = a.logFailure
+	}
+	a.errClosed = fmt.Errorf("send to %q: %w", name, ErrClosed)
+	a.errFull = fmt.Errorf("send to %q: %w (capacity %d, %s)", name, ErrMailboxFull, a.set.capacity, a.set.overflow)
+	a.box = newMailbox[T](a.set.capacity)
+	a.senderPool.New = func() any { return &sender[T]{done: make(chan struct{}, 1)} }
+	a.ctx, a.cancel = context.WithCancelCause(context.Background())
+	a.epoch = time.Now()
+
+	a.mu.Lock()
+	for range a.set.min {
+		a.spawnLocked()
+	}
+	a.mu.Unlock()
+	return a, nil
+}
+
+// now is time.Now for the hot path. time.Now reads the wall clock and the
+// monotonic clock, and a clock read costs more than the rest of a Send; now
+// reads only the monotonic clock and derives the wall time from the actor's
+// creation, as time.Time's own arithmetic does.
+func (a *Actor[T]) now() time.Time { return a.epoch.Add(time.Since(a.epoch)) }
+
+// Name returns the actor's name.
+func (a *Actor[T]) Name() string { return a.name }
+
+// deadLetter puts a letter for env, then answers Ask with answer. attempts
+// is how many times the handler ran for it.
+func (a *Actor[T]) deadLetter(env *envelope[T], reason Reason, err error, attempts int, answer error) {
+	a.put(DeadLetter[T]{Actor: a.name, Task: env.task, Reason: reason, Err: err, Attempts: attempts, Time: time.Now()})
+	if env.reply != nil {
+		env.reply <- answer
+	}
+}
+
+// put hands l to the sink; a sink that fails or panics has the letter logged
+// instead, so that it is not lost without a trace.
+func (a *Actor[T]) put(l DeadLetter[T]) {
+	err := protect(func() error { return a.sink.Put(l) })
+	if err == nil {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("actor", a.name),
+		slog.String("reason", l.Reason.String()),
+		slog.Uint64("task_id", l.Task.ID),
+		slog.String("task_type", l.Task.Type),
+		slog.Int("attempts", l.Attempts),
+		slog.Any("payload", l.Task.Payload),
+		slog.Any("sink_error", err),
+	}
+	if l.Err != nil {
+		attrs = append(attrs, slog.Any("error", l.Err))
+	}
+	a.log.LogAttrs(context.Background(), slog.LevelError, "actor: dead-letter sink failed; the letter is kept in this log only", attrs...)
+}
+
+// closedAnswer is what Ask returns for a task dead-lettered at shutdown.
+func (a *Actor[T]) closedAnswer(env *envelope[T], reason Reason) error {
+	if env.reply == nil {
+		return nil
+	}
+	return fmt.Errorf("actor %q: task %d (%s) dead-lettered (%s): %w", a.name, env.task.ID, env.task.Type, reason, ErrClosed)
+}

@@ -1,0 +1,179 @@
+package actor
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+)
+
+// Close stops the actor from accepting tasks and waits while its workers
+// drain the mailbox and the retries. If ctx ends first, Close cancels the
+// contexts of the running tasks, waits Config.Grace for their handlers to
+// return, dead-letters every task left with ReasonDrainDeadline, and returns
+// a [*DrainError] saying how many were queued and in flight; so Close returns
+// no later than ctx's deadline plus the grace. Sends waiting for room return
+// ErrClosed at once.
+//
+// Close may be called many times and from many goroutines: every call
+// returns the same result once the actor has stopped, and a call whose ctx
+// ends sooner hastens the others. Once it returns, no goroutine of the actor
+// is left but the workers of handlers still running after the grace, whose
+// tasks carry ErrAbandoned. A handler must not call Close on its own actor,
+// which would wait for the handler to return.
+func (a *Actor[T]) Close(ctx context.Context) error {
+	a.beginClose()
+	if a.coordinator.CompareAndSwap(false, true) {
+		a.shutdown(ctx)
+	}
+	select {
+	case <-a.finished:
+	case <-ctx.Done():
+		a.halt(ReasonDrainDeadline, context.Cause(ctx))
+		<-a.finished
+	}
+	return a.closeErr
+}
+
+// Stop is Close without the drain: it cancels the running tasks at once,
+// waits Config.Grace for their handlers, and dead-letters every task left
+// with ReasonClosed. It returns a [*DrainError] if that left any task
+// undone. Like Close it may be called many times from many goroutines, and
+// it hastens a Close in progress.
+func (a *Actor[T]) Stop() error {
+	a.halt(ReasonClosed, ErrClosed)
+	return a.Close(context.Background())
+}
+
+// beginClose stops accepting tasks: senders waiting for room get ErrClosed,
+// and idle workers are woken to leave if nothing remains to do.
+func (a *Actor[T]) beginClose() {
+	a.mu.Lock()
+	if a.closing {
+		a.mu.Unlock()
+		return
+	}
+	a.closing = true
+	var refused []*sender[T]
+	for s := a.senders.popFront(); s != nil; s = a.senders.popFront() {
+		s.err = a.errClosed
+		a.c.rejected++
+		refused = append(refused, s)
+	}
+	idle := a.idle
+	a.idle = nil
+	a.checkDrainedLocked()
+	a.mu.Unlock()
+	for _, s := range refused {
+		s.done <- struct{}{}
+	}
+	for _, w := range idle {
+		w.wake <- false
+	}
+}
+
+// halt stops draining: it cancels the tasks' contexts and dead-letters the
+// tasks that wait, in the mailbox or for a retry. Only the first call acts.
+func (a *Actor[T]) halt(reason Reason, cause error) {
+	a.beginClose()
+	a.mu.Lock()
+	if a.halted {
+		a.mu.Unlock()
+		return
+	}
+	a.halted = true
+	a.haltReason, a.haltCause = reason, cause
+	type left struct {
+		env      envelope[T]
+		attempts int
+	}
+	var queued []left
+	for a.ready.n > 0 {
+		env := a.ready.pop()
+		queued = append(queued, left{env, env.task.Attempt - 1})
+	}
+	for a.box.len() > 0 {
+		env := a.box.pop()
+		queued = append(queued, left{env, env.task.Attempt - 1})
+	}
+	for _, env := range a.takeRetriesLocked() {
+		queued = append(queued, left{env, env.task.Attempt})
+	}
+	a.lost.Queued = len(queued)
+	a.c.deadLettered += uint64(len(queued))
+	a.letters.Add(len(queued))
+	idle := a.idle
+	a.idle = nil
+	a.checkDrainedLocked()
+	a.mu.Unlock()
+
+	a.cancel(cause)
+	close(a.halting)
+	for _, w := range idle {
+		w.wake <- false
+	}
+	for i := range queued {
+		l := &queued[i]
+		a.deadLetter(&l.env, reason, l.env.err, l.attempts, a.closedAnswer(&l.env, reason))
+		a.letters.Done()
+	}
+}
+
+// shutdown is the work of the first Close: wait for the drain or its end,
+// then for the grace, then for the letters being put.
+func (a *Actor[T]) shutdown(ctx context.Context) {
+	select {
+	case <-a.drained:
+	case <-a.halting:
+	case <-ctx.Done():
+		a.halt(ReasonDrainDeadline, context.Cause(ctx))
+	}
+	select {
+	case <-a.halting:
+		grace := time.NewTimer(a.set.grace)
+		select {
+		case <-a.drained:
+		case <-grace.C:
+			a.abandon()
+		}
+		grace.Stop()
+	default:
+	}
+	a.letters.Wait()
+
+	a.mu.Lock()
+	if a.halted && (a.lost.Queued > 0 || a.lost.InFlight > 0) {
+		e := a.lost
+		e.Actor, e.Reason, e.Err = a.name, a.haltReason, a.haltCause
+		a.closeErr = &e
+	}
+	a.mu.Unlock()
+	a.cancel(ErrClosed) // nothing runs that needs it; release its resources
+	close(a.finished)
+}
+
+// abandon dead-letters the tasks whose handlers outlived the grace. Their
+// workers leave when the handlers return; their outcome is only logged.
+func (a *Actor[T]) abandon() {
+	a.mu.Lock()
+	var envs []envelope[T]
+	for w := range a.workers {
+		if w.running {
+			w.running, w.abandoned = false, true
+			a.running--
+			envs = append(envs, w.cur)
+		}
+	}
+	a.lost.InFlight += len(envs)
+	a.lost.Abandoned = len(envs)
+	a.c.deadLettered += uint64(len(envs))
+	a.letters.Add(len(envs))
+	reason := a.haltReason
+	a.mu.Unlock()
+	slices.SortFunc(envs, func(x, y envelope[T]) int { return cmp.Compare(x.task.ID, y.task.ID) })
+	for i := range envs {
+		env := &envs[i]
+		a.deadLetter(env, reason, ErrAbandoned, env.task.Attempt, a.closedAnswer(env, reason))
+		a.letters.Done()
+	}
+}

@@ -1,0 +1,129 @@
+package actor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"time"
+)
+
+// A DeadLetter is a task the actor accepted but did not complete, with why.
+type DeadLetter[T any] struct {
+	Actor  string  // the actor's name
+	Task   Task[T] // the task as it was last queued or run
+	Reason Reason
+	// Err is the error of the task's last attempt, nil if it never ran, or
+	// ErrAbandoned if its handler was still running when the actor stopped
+	// waiting for it.
+	Err error
+	// Attempts is how many times the handler ran for the task.
+	Attempts int
+	Time     time.Time // when the task was dead-lettered
+}
+
+// A Sink receives dead letters. The actor calls Put from its workers, from
+// Close and Stop, and from senders whose send dropped a task, so Put must be
+// safe for concurrent use; and it should not block, since Close waits for
+// the letters being put. An error from Put is logged with the letter, so that the
+// letter is not lost without a trace.
+type Sink[T any] interface {
+	Put(letter DeadLetter[T]) error
+}
+
+// A Source is a store of dead letters that can be read back, for
+// [Actor.Replay]; RingSink and FileSink are both.
+type Source[T any] interface {
+	// Letters yields the letters in the order they were put, each with nil,
+	// or a zero letter and the error that stopped the reading.
+	Letters() iter.Seq2[DeadLetter[T], error]
+}
+
+// Reason is why a task went to the dead letters.
+type Reason uint8
+
+const (
+	// ReasonClosed: Stop ended the actor before the task completed.
+	ReasonClosed Reason = iota + 1
+	// ReasonDrainDeadline: Close's context ended before the task completed.
+	ReasonDrainDeadline
+	// ReasonRejected: a send refused the task and Config.DeadLetterRejected
+	// is set.
+	ReasonRejected
+	// ReasonDropped: the overflow policy dropped the task.
+	ReasonDropped
+	// ReasonMaxAttempts: the task failed Config.MaxAttempts times.
+	ReasonMaxAttempts
+	// ReasonPermanent: the task failed with an error marked Permanent.
+	ReasonPermanent
+)
+
+var reasonNames = [...]string{
+	ReasonClosed:        "closed",
+	ReasonDrainDeadline: "drain deadline",
+	ReasonRejected:      "rejected",
+	ReasonDropped:       "dropped",
+	ReasonMaxAttempts:   "max attempts",
+	ReasonPermanent:     "permanent error",
+}
+
+// String returns the reason's name, such as "max attempts".
+func (r Reason) String() string {
+	if r > 0 && int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "Reason(" + strconv.Itoa(int(r)) + ")"
+}
+
+// MarshalText encodes r as its name, so that letters stored as JSON read well.
+func (r Reason) MarshalText() ([]byte, error) {
+	if r == 0 || int(r) >= len(reasonNames) {
+		return nil, fmt.Errorf("actor: cannot encode unknown %v", r)
+	}
+	return []byte(reasonNames[r]), nil
+}
+
+// UnmarshalText decodes a name written by MarshalText.
+func (r *Reason) UnmarshalText(text []byte) error {
+	for i, name := range reasonNames {
+		if i > 0 && name == string(text) {
+			*r = Reason(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("actor: unknown dead-letter reason %q", text)
+}
+
+// jsonLetter is a DeadLetter's stored form: an error keeps only its message.
+type jsonLetter[T any] struct {
+	Actor    string    `json:"actor"`
+	Reason   Reason    `json:"reason"`
+	Error    string    `json:"error,omitempty"`
+	Attempts int       `json:"attempts"`
+	Time     time.Time `json:"time"`
+	Task     Task[T]   `json:"task"`
+}
+
+// MarshalJSON encodes the letter with its error as a message.
+func (l DeadLetter[T]) MarshalJSON() ([]byte, error) {
+	j := jsonLetter[T]{Actor: l.Actor, Reason: l.Reason, Attempts: l.Attempts, Time: l.Time, Task: l.Task}
+	if l.Err != nil {
+		j.Error = l.Err.Error()
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote. The error comes back with its
+// message only: errors.Is and errors.As no longer see what it wrapped.
+func (l *DeadLetter[T]) UnmarshalJSON(data []byte) error {
+	var j jsonLetter[T]
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*l = DeadLetter[T]{Actor: j.Actor, Reason: j.Reason, Attempts: j.Attempts, Time: j.Time, Task: j.Task}
+	if j.Error != "" {
+		l.Err = errors.New(j.Error)
+	}
+	return nil
+}

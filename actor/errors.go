@@ -1,0 +1,137 @@
+package actor
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrClosed is returned by every send once Close or Stop has begun, and by Ask
+// when the actor shut down before its task finished.
+var ErrClosed = errors.New("actor: closed")
+
+// ErrMailboxFull is returned when a bounded mailbox has no room and the sender
+// may not wait: by TrySend under OverflowBlock, and by every send under
+// OverflowReject.
+var ErrMailboxFull = errors.New("actor: mailbox full")
+
+// ErrDropped is returned by Ask when the overflow policy dropped its task.
+var ErrDropped = errors.New("actor: task dropped by the overflow policy")
+
+// ErrPermanent matches, with errors.Is, every error wrapped by [Permanent].
+var ErrPermanent = errors.New("actor: permanent error")
+
+// ErrAbandoned is the error of a dead letter whose handler was still running
+// when Close or Stop stopped waiting for it. The handler may yet finish the
+// work, so replaying such a letter may do it twice.
+var ErrAbandoned = errors.New("actor: handler still running after the grace period")
+
+// Permanent marks err as one that retrying cannot fix, so the task goes to the
+// dead letters at once with ReasonPermanent. The result matches both err and
+// [ErrPermanent] with errors.Is. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string        { return e.err.Error() }
+func (e *permanentError) Unwrap() error        { return e.err }
+func (e *permanentError) Is(target error) bool { return target == ErrPermanent }
+
+// A TaskError is one failed attempt of one task: what the error handler
+// receives, and what Ask returns when its task failed for good.
+type TaskError struct {
+	Actor   string // the actor's name
+	Worker  string // the worker that ran the attempt, "<actor>/<n>"
+	ID      uint64 // the task's ID
+	Type    string // the task's type name
+	Attempt int    // the attempt that failed, from 1
+	// Final reports that no other attempt follows: the task goes to the dead
+	// letters.
+	Final bool
+	// Err is what the handler returned, a [*PanicError] if it panicked or
+	// called runtime.Goexit, or the context's error if it timed out.
+	Err error
+}
+
+// Error names the actor, the task, the attempt and the worker, then the
+// error.
+func (e *TaskError) Error() string {
+	return "actor " + strconv.Quote(e.Actor) + ": task " + strconv.FormatUint(e.ID, 10) +
+		" (" + e.Type + ") attempt " + strconv.Itoa(e.Attempt) + " on " + e.Worker + ": " + e.Err.Error()
+}
+
+// Unwrap returns the attempt's error.
+func (e *TaskError) Unwrap() error { return e.Err }
+
+// A PanicError is the error of an attempt whose handler panicked or called
+// runtime.Goexit.
+type PanicError struct {
+	Value  any    // the value passed to panic; nil after runtime.Goexit
+	Goexit bool   // the handler called runtime.Goexit
+	Stack  []byte // the handler's goroutine stack where it panicked or exited
+}
+
+// Error says whether the handler panicked, with what, or exited.
+func (e *PanicError) Error() string {
+	if e.Goexit {
+		return "handler called runtime.Goexit"
+	}
+	return fmt.Sprintf("handler panicked: %v", e.Value)
+}
+
+// Unwrap returns the panic value if it is an error, so that errors.Is and
+// errors.As see through a panic(err).
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// A DrainError is returned by Close and Stop when tasks were dead-lettered
+// because the actor stopped before finishing them.
+type DrainError struct {
+	Actor  string
+	Reason Reason // ReasonDrainDeadline after Close, ReasonClosed after Stop
+	// Queued counts tasks that were waiting — in the mailbox or for a retry —
+	// when the actor stopped draining.
+	Queued int
+	// InFlight counts tasks that were in a handler then and were
+	// dead-lettered for the shutdown: their handler failed once its context
+	// was cancelled, or was abandoned.
+	InFlight int
+	// Abandoned counts, among InFlight, handlers still running when Close
+	// returned; their tasks carry ErrAbandoned.
+	Abandoned int
+	// Err is why draining stopped: the cause of Close's context, or ErrClosed
+	// after Stop.
+	Err error
+}
+
+// Error says what the shutdown cost and why.
+func (e *DrainError) Error() string {
+	s := fmt.Sprintf("actor %q stopped before draining (%s): dead-lettered %d queued and %d in-flight tasks",
+		e.Actor, e.Reason, e.Queued, e.InFlight)
+	if e.Abandoned > 0 {
+		s += fmt.Sprintf(", %d of them with handlers still running", e.Abandoned)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns why draining stopped.
+func (e *DrainError) Unwrap() error { return e.Err }
+
+// A ConfigError names a Config field and the rule its value breaks.
+type ConfigError struct {
+	Field string
+	Rule  string
+}
+
+// Error names the field as Config.Field, then the rule.
+func (e *ConfigError) Error() string { return "actor: Config." + e.Field + ": " + e.Rule }

@@ -1,0 +1,155 @@
+package actor
+
+// A mailbox holds the tasks waiting for a worker, in the order they came. It
+// is a ring buffer when bounded and a list of chunks when not; both keep
+// their storage between tasks, so that queuing a task does not allocate. The
+// actor's mutex guards it.
+type mailbox[T any] struct {
+	bounded bool
+	ring    ring[envelope[T]]
+	list    chunks[envelope[T]]
+}
+
+func newMailbox[T any](capacity int) mailbox[T] {
+	if capacity == 0 {
+		return mailbox[T]{}
+	}
+	return mailbox[T]{bounded: true, ring: ring[envelope[T]]{buf: make([]envelope[T], capacity)}}
+}
+
+func (m *mailbox[T]) len() int {
+	if m.bounded {
+		return m.ring.n
+	}
+	return m.list.n
+}
+
+func (m *mailbox[T]) full() bool { return m.bounded && m.ring.n == len(m.ring.buf) }
+
+// push adds e at the back; the caller has checked that the mailbox is not full.
+func (m *mailbox[T]) push(e envelope[T]) {
+	if m.bounded {
+		m.ring.push(e)
+	} else {
+		m.list.push(e)
+	}
+}
+
+// pop removes the front; the caller has checked that the mailbox is not empty.
+func (m *mailbox[T]) pop() envelope[T] {
+	if m.bounded {
+		return m.ring.pop()
+	}
+	return m.list.pop()
+}
+
+// front returns the task that has waited longest, or nil.
+func (m *mailbox[T]) front() *envelope[T] {
+	if m.bounded {
+		return m.ring.front()
+	}
+	return m.list.front()
+}
+
+// A ring is a fixed-capacity FIFO over a circular buffer.
+type ring[E any] struct {
+	buf  []E
+	head int // index of the front
+	n    int // number of elements
+}
+
+func (r *ring[E]) push(e E) {
+	i := r.head + r.n
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	r.buf[i] = e
+	r.n++
+}
+
+func (r *ring[E]) pop() E {
+	e := r.buf[r.head]
+	var zero E
+	r.buf[r.head] = zero // let the payload be collected
+	r.head++
+	if r.head == len(r.buf) {
+		r.head = 0
+	}
+	r.n--
+	return e
+}
+
+func (r *ring[E]) front() *E {
+	if r.n == 0 {
+		return nil
+	}
+	return &r.buf[r.head]
+}
+
+// chunkLen is the number of tasks per chunk of an unbounded mailbox: large
+// enough that allocating a chunk is rare, small enough that an idle actor
+// holds little.
+const chunkLen = 64
+
+type chunk[E any] struct {
+	items [chunkLen]E
+	next  *chunk[E]
+}
+
+// chunks is an unbounded FIFO made of a linked list of chunks. It grows a
+// chunk at a time and gives chunks back as it drains, keeping one spare so
+// that a queue hovering around a chunk boundary does not allocate on every
+// crossing.
+type chunks[E any] struct {
+	head, tail *chunk[E]
+	r, w       int // next read index in head, next write index in tail
+	n          int
+	spare      *chunk[E]
+}
+
+func (q *chunks[E]) push(e E) {
+	if q.tail == nil || q.w == chunkLen {
+		c := q.spare
+		if c == nil {
+			c = new(chunk[E])
+		}
+		q.spare = nil
+		if q.tail == nil {
+			q.head, q.r = c, 0
+		} else {
+			q.tail.next = c
+		}
+		q.tail, q.w = c, 0
+	}
+	q.tail.items[q.w] = e
+	q.w++
+	q.n++
+}
+
+func (q *chunks[E]) pop() E {
+	e := q.head.items[q.r]
+	var zero E
+	q.head.items[q.r] = zero // let the payload be collected
+	q.r++
+	q.n--
+	switch {
+	case q.n == 0:
+		// Empty, so head is tail: keep the chunk and start it over.
+		q.r, q.w = 0, 0
+	case q.r == chunkLen:
+		old := q.head
+		q.head, q.r = old.next, 0
+		old.next = nil
+		if q.spare == nil {
+			q.spare = old
+		}
+	}
+	return e
+}
+
+func (q *chunks[E]) front() *E {
+	if q.n == 0 {
+		return nil
+	}
+	return &q.head.items[q.r]
+}

@@ -1,0 +1,84 @@
+package actor
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// delay returns how long to wait after the given failed attempt (from 1),
+// with r drawn uniformly from [0, 1) to spread the jitter.
+func (b Backoff) delay(attempt int, r float64) time.Duration {
+	d := float64(b.Initial)
+	for range attempt - 1 {
+		d *= b.Multiplier
+		if d >= float64(b.Max) {
+			break
+		}
+	}
+	d *= 1 + b.Jitter*(2*r-1)
+	return time.Duration(min(d, float64(b.Max)))
+}
+
+// A retry is a failed task waiting for its backoff. It waits on a timer, not
+// on a worker.
+type retry[T any] struct {
+	a     *Actor[T]
+	env   envelope[T]
+	timer *time.Timer // nil until startRetry
+}
+
+// retryLocked registers env as waiting for a retry; startRetry starts its
+// backoff.
+func (a *Actor[T]) retryLocked(env envelope[T]) *retry[T] {
+	r := &retry[T]{a: a, env: env}
+	a.retries[r] = struct{}{}
+	return r
+}
+
+// startRetry puts r back in line after d, unless halt took it meanwhile.
+func (a *Actor[T]) startRetry(r *retry[T], d time.Duration) {
+	a.mu.Lock()
+	if _, ok := a.retries[r]; ok {
+		r.timer = time.AfterFunc(d, r.fire)
+	}
+	a.mu.Unlock()
+}
+
+// fire moves a retry whose backoff has passed to a worker, or to the ready
+// queue ahead of the mailbox. A retry that halt took already is left alone.
+func (r *retry[T]) fire() {
+	a := r.a
+	a.mu.Lock()
+	if _, ok := a.retries[r]; !ok {
+		a.mu.Unlock()
+		return
+	}
+	delete(a.retries, r)
+	r.env.task.Attempt++
+	r.env.since = a.now()
+	w := a.handOffLocked(&r.env)
+	if w == nil {
+		a.ready.push(r.env)
+		a.growLocked()
+	}
+	a.mu.Unlock()
+	if w != nil {
+		w.wake <- true
+	}
+}
+
+// takeRetriesLocked stops every waiting retry and returns their tasks in
+// the order they were submitted.
+func (a *Actor[T]) takeRetriesLocked() []envelope[T] {
+	envs := make([]envelope[T], 0, len(a.retries))
+	for r := range a.retries {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		envs = append(envs, r.env)
+	}
+	clear(a.retries)
+	slices.SortFunc(envs, func(x, y envelope[T]) int { return cmp.Compare(x.task.ID, y.task.ID) })
+	return envs
+}

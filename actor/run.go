@@ -1,0 +1,154 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+)
+
+// run runs w's task once and reports whether it succeeded; a failure has
+// been settled — retried or dead-lettered — when it returns.
+func (a *Actor[T]) run(ctx context.Context, w *worker[T]) bool {
+	if a.set.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.set.timeout)
+		defer cancel()
+	}
+	err := a.call(ctx, w)
+	if err == nil {
+		return true
+	}
+	a.fail(w, err)
+	return false
+}
+
+// call runs the handler, turning a panic into a *PanicError. A handler that
+// calls runtime.Goexit cannot be stopped from ending the goroutine; call
+// records it in w.goexit for afterGoexit to settle.
+func (a *Actor[T]) call(ctx context.Context, w *worker[T]) (err error) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+			return
+		}
+		w.goexit = &PanicError{Goexit: true, Stack: debug.Stack()}
+	}()
+	err = a.handler(ctx, w.cur.task)
+	returned = true
+	return err
+}
+
+// fail settles a failed attempt of w's task: it schedules a retry, or
+// dead-letters the task, and reports the failure to the error handler.
+func (a *Actor[T]) fail(w *worker[T], err error) {
+	env := &w.cur
+	attempt := env.task.Attempt
+	permanent := errors.Is(err, ErrPermanent)
+	var pe *PanicError
+	panicked := errors.As(err, &pe)
+
+	a.mu.Lock()
+	if w.abandoned {
+		a.mu.Unlock()
+		a.lateOutcome(w, err)
+		return
+	}
+	w.running = false
+	a.running--
+	a.c.failed++
+	if panicked {
+		a.c.panicked++
+	}
+	// A failure after the actor stopped draining is most likely the
+	// cancellation of the task's context, so it is laid to the shutdown
+	// rather than to the attempts; only the handler's own verdict that
+	// retrying cannot help ranks above it.
+	var reason Reason
+	switch {
+	case permanent:
+		reason = ReasonPermanent
+	case a.halted:
+		reason = a.haltReason
+		a.lost.InFlight++
+	case attempt >= a.set.maxAttempts:
+		reason = ReasonMaxAttempts
+	}
+	var r *retry[T]
+	if reason == 0 {
+		a.c.retried++
+		env.err = err
+		r = a.retryLocked(*env)
+	} else {
+		a.c.deadLettered++
+		a.letters.Add(1)
+	}
+	a.mu.Unlock()
+
+	te := &TaskError{Actor: a.name, Worker: w.name, ID: env.task.ID, Type: env.task.Type, Attempt: attempt, Final: reason != 0, Err: err}
+	if perr := protect(func() error { a.onError(te); return nil }); perr != nil {
+		a.log.LogAttrs(context.Background(), slog.LevelError, "actor: error handler panicked",
+			slog.String("actor", a.name), slog.String("worker", w.name), slog.Any("error", perr))
+	}
+	if r != nil {
+		// Only now, so that this attempt is reported before the next runs.
+		a.startRetry(r, a.set.backoff.delay(attempt, rand.Float64()))
+		return
+	}
+	answer := error(te)
+	if reason == ReasonClosed || reason == ReasonDrainDeadline {
+		answer = a.closedAnswer(env, reason)
+	}
+	a.deadLetter(env, reason, err, attempt, answer)
+	a.letters.Done()
+}
+
+// lateOutcome logs the outcome of a handler that returned after Close had
+// dead-lettered its task with ErrAbandoned: whoever replays the letter needs
+// to know whether the work was done after all.
+func (a *Actor[T]) lateOutcome(w *worker[T], err error) {
+	outcome := "completed"
+	if err != nil {
+		outcome = "failed"
+	}
+	a.log.LogAttrs(context.Background(), slog.LevelWarn, "actor: abandoned handler returned; its task is already dead-lettered",
+		slog.String("actor", a.name), slog.String("worker", w.name), slog.Uint64("task_id", w.cur.task.ID),
+		slog.String("task_type", w.cur.task.Type), slog.String("outcome", outcome), slog.Any("error", err))
+}
+
+// logFailure is the default error handler.
+func (a *Actor[T]) logFailure(err *TaskError) {
+	level, msg := slog.LevelWarn, "actor: task failed; will retry"
+	if err.Final {
+		level, msg = slog.LevelError, "actor: task failed"
+	}
+	attrs := []slog.Attr{
+		slog.String("actor", err.Actor),
+		slog.String("worker", err.Worker),
+		slog.Uint64("task_id", err.ID),
+		slog.String("task_type", err.Type),
+		slog.Int("attempt", err.Attempt),
+		slog.Any("error", err.Err),
+	}
+	if pe := (*PanicError)(nil); errors.As(err.Err, &pe) {
+		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
+	}
+	a.log.LogAttrs(context.Background(), level, msg, attrs...)
+}
+
+// protect calls fn, turning a panic into a *PanicError, so that a failing
+// callback — a sink, an error handler — cannot take down a worker or a
+// sender.
+func protect(fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return fn()
+}

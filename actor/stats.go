@@ -1,0 +1,70 @@
+package actor
+
+import "time"
+
+// Stats is a snapshot of an actor's counters and gauges, all taken at one
+// instant, so that
+//
+//	Submitted = Completed + DeadLettered + Rejected + Queued + Retrying + Running + Blocked
+//
+// holds in every snapshot. Once Close or Stop has returned, Queued,
+// Retrying, Running and Blocked are zero, so
+//
+//	Submitted = Completed + DeadLettered + Rejected
+type Stats struct {
+	// Counters since New.
+	Submitted    uint64 // tasks offered by every send, accepted or not
+	Rejected     uint64 // tasks a send refused with an error: never accepted, so not in DeadLettered
+	Dropped      uint64 // tasks dropped by the overflow policy; included in DeadLettered
+	Completed    uint64 // tasks whose handler succeeded
+	Failed       uint64 // failed attempts: errors, timeouts, panics
+	Panicked     uint64 // attempts whose handler panicked or called runtime.Goexit; included in Failed
+	Retried      uint64 // retries scheduled
+	DeadLettered uint64 // accepted tasks handed to the dead letters
+
+	// Gauges.
+	Queued   int // tasks waiting for a worker: in the mailbox, or retries whose backoff has passed
+	Retrying int // tasks waiting for their backoff
+	Running  int // tasks in a handler
+	Blocked  int // sends waiting for room in a full mailbox; their tasks are not yet accepted
+	Workers  int // worker goroutines
+	Busy     int // workers in a handler, counting handlers abandoned by Close
+	Idle     int // workers waiting for a task
+	// OldestQueued is how long the task that has waited longest for a
+	// worker has waited; 0 when none waits.
+	OldestQueued time.Duration
+}
+
+// Stats returns a snapshot of the actor's counters and gauges.
+func (a *Actor[T]) Stats() Stats {
+	now := a.now()
+	a.mu.Lock()
+	s := Stats{
+		Submitted:    a.c.submitted,
+		Rejected:     a.c.rejected,
+		Dropped:      a.c.dropped,
+		Completed:    a.c.completed,
+		Failed:       a.c.failed,
+		Panicked:     a.c.panicked,
+		Retried:      a.c.retried,
+		DeadLettered: a.c.deadLettered,
+		Queued:       a.box.len() + a.ready.n,
+		Retrying:     len(a.retries),
+		Running:      a.running,
+		Blocked:      a.senders.n,
+		Workers:      len(a.workers),
+		Busy:         a.busy,
+		Idle:         len(a.idle),
+	}
+	var oldest time.Time
+	for _, e := range [...]*envelope[T]{a.box.front(), a.ready.front()} {
+		if e != nil && (oldest.IsZero() || e.since.Before(oldest)) {
+			oldest = e.since
+		}
+	}
+	a.mu.Unlock()
+	if !oldest.IsZero() {
+		s.OldestQueued = now.Sub(oldest)
+	}
+	return s
+}

@@ -1,0 +1,239 @@
+package actor
+
+import (
+	"context"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// A worker is one goroutine that runs tasks. name and wake are set once;
+// timer and goexit belong to the worker's goroutine; the rest is guarded by
+// the actor's mutex, except that the worker reads cur without it while it
+// runs the task, when no one writes cur.
+type worker[T any] struct {
+	name string // "<actor>/<n>"
+	// wake is signalled once per park: true hands the worker a task in cur,
+	// false asks it to look again (the actor is closing).
+	wake  chan bool
+	timer *time.Timer // keep-alive, made on first use
+
+	cur       envelope[T] // the task in hand
+	started   bool        // has looked for a task once
+	busy      bool        // cur is in a handler, or about to be
+	running   bool        // cur has not ended: it counts in Actor.running
+	abandoned bool        // Close gave up on cur and dead-lettered it
+	goexit    *PanicError // set when the handler called runtime.Goexit
+}
+
+// spawnLocked starts a worker, which will look for a task.
+func (a *Actor[T]) spawnLocked() {
+	a.nextWorker++
+	w := &worker[T]{name: a.name + "/" + strconv.Itoa(a.nextWorker), wake: make(chan bool, 1)}
+	a.workers[w] = struct{}{}
+	a.starting++
+	go a.work(w)
+}
+
+// growLocked starts a worker when tasks wait that no worker is on its way to
+// take and the actor may grow.
+func (a *Actor[T]) growLocked() {
+	if len(a.workers) < a.set.max && a.box.len()+a.ready.n > a.starting {
+		a.spawnLocked()
+	}
+}
+
+// handOffLocked gives env to the worker that parked last, if any, and
+// returns it for the caller to wake once the mutex is released. A parked
+// worker means nothing is queued, so this keeps the order of tasks.
+func (a *Actor[T]) handOffLocked(env *envelope[T]) *worker[T] {
+	n := len(a.idle)
+	if n == 0 {
+		return nil
+	}
+	w := a.idle[n-1]
+	a.idle[n-1] = nil
+	a.idle = a.idle[:n-1]
+	w.cur = *env
+	w.busy, w.running = true, true
+	a.busy++
+	a.running++
+	return w
+}
+
+// removeLocked accounts for w leaving.
+func (a *Actor[T]) removeLocked(w *worker[T]) {
+	delete(a.workers, w)
+	a.checkDrainedLocked()
+}
+
+// checkDrainedLocked closes drained once the actor is closing and has no
+// task and no worker left.
+func (a *Actor[T]) checkDrainedLocked() {
+	if a.closing && !a.drainedOK && len(a.workers) == 0 && a.box.len() == 0 && a.ready.n == 0 && len(a.retries) == 0 {
+		a.drainedOK = true
+		close(a.drained)
+	}
+}
+
+// work is a worker's goroutine.
+func (a *Actor[T]) work(w *worker[T]) {
+	labels := pprof.Labels("actor", a.name, "worker", w.name)
+	pprof.Do(a.ctx, labels, func(ctx context.Context) {
+		defer a.afterGoexit(w)
+		done := false
+		for a.next(w, done) {
+			done = a.run(ctx, w)
+		}
+	})
+}
+
+// next ends w's current task, as completed if done, and finds w its next
+// one, parking while there is none. It reports false when w must exit.
+func (a *Actor[T]) next(w *worker[T], done bool) bool {
+	a.mu.Lock()
+	if !w.started {
+		w.started = true
+		a.starting--
+	}
+	var reply chan error
+	if w.busy {
+		w.busy = false
+		a.busy--
+		if w.abandoned {
+			a.removeLocked(w)
+			a.mu.Unlock()
+			if done {
+				a.lateOutcome(w, nil)
+			}
+			return false
+		}
+		if done && w.running {
+			w.running = false
+			a.running--
+			a.c.completed++
+			reply = w.cur.reply
+		}
+		w.cur = envelope[T]{}
+	}
+	for {
+		if env, s, ok := a.popLocked(); ok {
+			w.cur = env
+			w.busy, w.running = true, true
+			a.busy++
+			a.running++
+			a.mu.Unlock()
+			if reply != nil {
+				reply <- nil
+			}
+			if s != nil {
+				s.done <- struct{}{}
+			}
+			return true
+		}
+		if a.halted || (a.closing && len(a.retries) == 0) {
+			// Nothing is left to do: the workers parked while retries were
+			// pending must leave too.
+			idle := a.idle
+			a.idle = nil
+			a.removeLocked(w)
+			a.mu.Unlock()
+			for _, x := range idle {
+				x.wake <- false
+			}
+			if reply != nil {
+				reply <- nil
+			}
+			return false
+		}
+		a.idle = append(a.idle, w)
+		timed := a.set.max > a.set.min && len(a.workers) > a.set.min
+		a.mu.Unlock()
+		if reply != nil {
+			reply <- nil
+			reply = nil
+		}
+		got, alive := a.park(w, timed)
+		if !alive {
+			return false
+		}
+		if got {
+			return true
+		}
+		a.mu.Lock()
+	}
+}
+
+// popLocked takes the next task: a retry whose backoff has passed, or else
+// the front of the mailbox, whose freed room goes to the sender that has
+// waited longest, which it returns for the caller to signal.
+func (a *Actor[T]) popLocked() (envelope[T], *sender[T], bool) {
+	if a.ready.n > 0 {
+		return a.ready.pop(), nil, true
+	}
+	if a.box.len() == 0 {
+		return envelope[T]{}, nil, false
+	}
+	env := a.box.pop()
+	s := a.senders.popFront()
+	if s != nil {
+		now := a.now()
+		s.env.task.Enqueued, s.env.since = now, now
+		a.box.push(s.env)
+	}
+	return env, s, true
+}
+
+// park waits for w to be woken. When timed, a worker idle for the
+// keep-alive leaves, unless that would take the actor below its minimum;
+// alive is false when it left.
+func (a *Actor[T]) park(w *worker[T], timed bool) (got, alive bool) {
+	if !timed {
+		return <-w.wake, true
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(a.set.keepAlive)
+	} else {
+		w.timer.Reset(a.set.keepAlive)
+	}
+	select {
+	case got := <-w.wake:
+		w.timer.Stop()
+		return got, true
+	case <-w.timer.C:
+	}
+	a.mu.Lock()
+	if i := slices.Index(a.idle, w); i >= 0 && len(a.workers) > a.set.min {
+		a.idle = slices.Delete(a.idle, i, i+1)
+		a.removeLocked(w)
+		a.mu.Unlock()
+		return false, false
+	}
+	a.mu.Unlock()
+	// Either a sender popped w and is about to wake it, or w must stay to
+	// keep the minimum.
+	return <-w.wake, true
+}
+
+// afterGoexit runs as w's goroutine ends. After a normal exit there is
+// nothing to do; after a handler called runtime.Goexit it fails the task and
+// starts a worker in w's place.
+func (a *Actor[T]) afterGoexit(w *worker[T]) {
+	if w.goexit == nil {
+		return
+	}
+	a.fail(w, w.goexit)
+	a.mu.Lock()
+	w.busy = false
+	a.busy--
+	a.removeLocked(w)
+	if !a.halted {
+		if !a.closing && len(a.workers) < a.set.min {
+			a.spawnLocked()
+		} else {
+			a.growLocked()
+		}
+	}
+	a.mu.Unlock()
+}
