@@ -1,0 +1,57 @@
+// Package actorpool pools costly objects — database and cache connections,
+// TCP clients, anything slow to create — and lends them out through leases.
+//
+// A [Pool] is built by [New] from a [Factory], which creates, destroys,
+// validates and tests objects, and a [Config], which sizes the pool and sets
+// its timeouts. [FactoryFuncs] makes a factory from plain functions:
+//
+//	pool, err := actorpool.New(actorpool.FactoryFuncs[net.Conn]{
+//		CreateFunc:  func(ctx context.Context) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
+//		DestroyFunc: func(c net.Conn) { c.Close() },
+//	}, actorpool.Config{MaxObjects: 8})
+//
+// # Taking and giving back
+//
+// [Pool.Acquire] waits for an object; [Pool.TryAcquire] never waits;
+// [Pool.AcquireAsync] returns at once with a channel that delivers the
+// object later. Each hands out a [Lease]: [Lease.Release] gives the object
+// back, [Lease.Destroy] throws it away. [Pool.With] and [Do] wrap the three
+// steps, give the object back even when the callback panics, and let nested
+// calls on the callback's context reuse the same object.
+//
+// Takers that find no idle object wait in line and are served first come,
+// first served: a given-back object goes straight to the taker that has
+// waited longest. A take fails with [ErrPoolExhausted] when
+// Config.MaxQueueSize takers already wait, with a [*CreateError] when the
+// create made for it fails, and with a [*WaitError] when its context ends;
+// the last says how long it waited and how busy the pool was.
+//
+// # Design
+//
+// One goroutine, the pool's actor, owns every object's lifecycle: it creates
+// objects on demand and for Config.MinIdle, backs off when creates fail,
+// tests idle objects every Config.ValidationInterval, destroys those idle
+// longer than Config.MaxIdleTime or older than Config.MaxLifetime, carries
+// out [Pool.Reload] and [Pool.Close], and reclaims leaked leases. It never
+// blocks on the factory: creates, tests and destroys run on goroutines of
+// their own and report back through its mailbox.
+//
+// Taking an idle object and giving one back do not go through the actor.
+// Each object lives in a slot with one word of atomic state (idle, in use,
+// reserved by the actor, free), and takers, holders and the actor move slots
+// between states with compare-and-swap, the way HikariCP's ConcurrentBag
+// does. An uncontended take and give-back is three CAS operations and no
+// allocation.
+//
+// # Leaks
+//
+// A lease that becomes unreachable without being given back is found by the
+// garbage collector: the pool logs LEAK-DETECTED, with the stack of the take
+// when Config.TraceAcquires is set, destroys the object and frees its slot.
+// A lease held longer than Config.LeakThreshold is logged once as a suspected
+// leak.
+//
+// Leak detection relies on runtime.AddCleanup, which reports from a
+// goroutine outside any testing/synctest bubble; a pool used inside a bubble
+// must not leak leases.
+package actorpool
