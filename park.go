@@ -3,15 +3,21 @@ package actorpool
 // The parked object is the one most recently given back, kept in a single
 // word of the pool (Pool.parked) instead of the idle list, with its slot
 // left in use under the seq of the lease that gave it back. Giving an
-// object back is then one CAS, and taking it again two, which is what makes
-// the uncontended cycle cheap; the idle list holds the rest.
+// object back is then one CAS, on that word, and taking it again one more,
+// on its slot, which is what makes the uncontended cycle cheap; the idle
+// list holds the rest.
 //
-// The rule that keeps parking safe: whoever takes a parked object (a taker,
-// a giver-back making room, the actor) first claims its slot with a CAS from
-// in use under the parked seq, and only then clears the word. A lease that
-// was already given back therefore sees either its object parked or its
-// seq gone, never a gap in between, and a stale parked word fails every
-// claim.
+// Whoever takes a parked object (a taker, a giver-back making room, the
+// actor) claims its slot with a CAS from in use under the parked seq. A
+// taker leaves the word as it is: once the slot's seq has moved on, the word
+// is stale, every further claim through it fails, and the next give-back
+// replaces it. Two rules keep this safe:
+//
+//   - the word is replaced or cleared only after the object it names has
+//     been claimed, so a lease that was already given back sees either its
+//     object parked or its seq gone, never a gap in between;
+//   - a claim compares the whole state word, seq included, so a stale word
+//     can never claim the slot from its next holder.
 //
 // LIFO pools only: parking the newest object contradicts FIFO.
 
@@ -26,28 +32,20 @@ func (p *Pool[T]) isParked(idx int32, seq uint32) bool {
 }
 
 // park parks a slot that the caller holds in use with seq, moving the
-// object parked before it to the idle list. It reports false if the slot
-// was no longer the caller's.
-func (p *Pool[T]) park(s *slot[T], seq uint32) bool {
+// object parked before it, if it is still parked, to the idle list.
+func (p *Pool[T]) park(s *slot[T], seq uint32) {
 	mine := packParked(s.idx, seq)
 	for {
 		v := p.parked.Load()
-		if v == 0 {
-			if p.parked.CompareAndSwap(0, mine) {
-				return true
-			}
-			continue
+		if v != 0 {
+			// Claim the parked object by listing it; if the claim fails,
+			// someone took it already and the word is stale.
+			idx, oseq := unpackParked(v)
+			p.list(&p.slots[idx], kindInUse, oseq)
 		}
-		idx, oseq := unpackParked(v)
-		if p.list(&p.slots[idx], kindInUse, oseq) {
-			if p.parked.CompareAndSwap(v, mine) {
-				return true
-			}
-			continue
+		if p.parked.CompareAndSwap(v, mine) {
+			return
 		}
-		// Someone claimed the parked object and is about to clear the
-		// word; rather than wait for them, list this one.
-		return p.list(s, kindInUse, seq)
 	}
 }
 
@@ -64,7 +62,6 @@ func (p *Pool[T]) takeParked() (*slot[T], uint32) {
 	if !ok {
 		return nil, 0
 	}
-	p.parked.CompareAndSwap(v, 0)
 	return s, st.seq()
 }
 

@@ -395,8 +395,8 @@ func (p *Pool[T]) giveBack(s *slot[T], seq uint32) bool {
 		if !p.list(s, kindInUse, seq) {
 			return false
 		}
-	} else if !p.park(s, seq) {
-		return false
+	} else {
+		p.park(s, seq)
 	}
 	// A waiter may have queued, or Close begun, between the checks above
 	// and the object going idle; each of them looks at the idle objects
