@@ -276,7 +276,11 @@ func (p *Pool[T]) create(ctx context.Context, cancel context.CancelFunc, id uint
 			p.post(message[T]{kind: msgCreateTimeout, op: id})
 		}
 	})
+	start := time.Now()
 	obj, err := p.createObj(ctx)
+	if o := p.cfg.Observer; o != nil {
+		o.ObserveCreate(time.Since(start), err)
+	}
 	stop()
 	timedOut := err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 	cancel()
@@ -540,7 +544,11 @@ func (a *lifecycle[T]) test(s *slot[T]) {
 	obj := s.obj
 	ctx, cancel := context.WithTimeout(a.baseCtx, p.cfg.TestTimeout)
 	go func() {
+		start := time.Now()
 		err := p.testObj(ctx, obj)
+		if o := p.cfg.Observer; o != nil {
+			o.ObserveTest(time.Since(start), err)
+		}
 		timedOut := err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 		cancel()
 		if !p.post(message[T]{kind: msgTested, idx: s.idx, err: err, timedOut: timedOut}) {

@@ -81,6 +81,10 @@ type Config struct {
 	// Logger receives the pool's events: leaks, failed creates and tests,
 	// panics in the factory. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// Observer, if set, is told how long waits, holds, creates and tests
+	// take, for metrics.
+	Observer Observer
 }
 
 // A ConfigError names a Config field whose value breaks a rule.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 )
 
 // A Lease is the right to use one object of a pool until it is given back,
@@ -33,11 +34,23 @@ type ticket[T any] struct{ s *slot[T] }
 func (p *Pool[T]) lease(s *slot[T], seq uint32) Lease[T] {
 	t := s.ticket
 	s.ticket = nil
-	if p.cfg.TraceAcquires {
-		pcs := make([]uintptr, 32)
-		s.trace.Store(&acquireTrace{pcs: pcs[:runtime.Callers(3, pcs)]})
+	if p.traced {
+		if p.cfg.TraceAcquires {
+			pcs := make([]uintptr, 32)
+			s.trace.Store(&acquireTrace{pcs: pcs[:runtime.Callers(3, pcs)]})
+		}
+		if p.cfg.Observer != nil {
+			s.leasedAt = p.since()
+		}
 	}
 	return Lease[T]{t: t, seq: seq}
+}
+
+// observeHold reports a lease's hold time to the Observer, if any.
+func (p *Pool[T]) observeHold(s *slot[T]) {
+	if o := p.cfg.Observer; o != nil {
+		o.ObserveHold(time.Duration(p.since() - s.leasedAt))
+	}
 }
 
 // current reports the slot of a lease that is still in force: its slot is
@@ -83,6 +96,9 @@ func (l Lease[T]) Release() error {
 		return nil
 	}
 	s.ticket = l.t
+	if s.p.traced {
+		s.p.observeHold(s)
+	}
 	if !s.p.giveBack(s, l.seq) {
 		return ErrReleased
 	}
@@ -99,6 +115,9 @@ func (l Lease[T]) Destroy() error {
 		return ErrReleased
 	}
 	s.ticket = l.t
+	if s.p.traced {
+		s.p.observeHold(s)
+	}
 	if !s.p.retire(s, l.seq, kindInUse, causeDiscarded) {
 		return ErrReleased
 	}

@@ -28,6 +28,8 @@ type Pool[T any] struct {
 	cfg      Config
 	log      *slog.Logger
 	validate bool // whether factory.Validate can fail
+	traced   bool // TraceAcquires or Observer: hand-outs record more
+	epoch    time.Time
 	slots    []slot[T]
 
 	closed atomic.Bool
@@ -78,6 +80,8 @@ func New[T any](factory Factory[T], cfg Config) (*Pool[T], error) {
 		cfg:      cfg,
 		log:      cfg.Logger.With("pool", cfg.Name),
 		validate: hasValidate(factory),
+		traced:   cfg.TraceAcquires || cfg.Observer != nil,
+		epoch:    time.Now(),
 		slots:    make([]slot[T], cfg.MaxObjects),
 		done:     make(chan struct{}),
 	}
@@ -249,8 +253,12 @@ func (p *Pool[T]) acquireSlow(ctx context.Context) (Lease[T], error) {
 // finishWait records a wait that ended with err (nil when it was served),
 // recycles w and returns err.
 func (p *Pool[T]) finishWait(w *waiter, err error) error {
+	d := time.Since(w.since)
 	p.stats.waits.Add(1)
-	p.stats.waitNanos.Add(int64(time.Since(w.since)))
+	p.stats.waitNanos.Add(int64(d))
+	if o := p.cfg.Observer; o != nil {
+		o.ObserveWait(d, err)
+	}
 	p.waiters.put(w)
 	return err
 }

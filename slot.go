@@ -50,6 +50,7 @@ type slot[T any] struct {
 	ticketGen atomic.Uint32
 	cleanup   runtime.Cleanup
 	trace     atomic.Pointer[acquireTrace]
+	leasedAt  int64 // Pool.since() at the hand-out, when Config.Observer is set; the holder's
 
 	// Actor-only bookkeeping.
 	createdAt  int64
