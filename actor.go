@@ -33,12 +33,12 @@ const (
 	msgAbandon // Close's context ended: stop now
 )
 
-type message[T any] struct {
+type message struct {
 	kind     msgKind
 	idx      int32
 	gen      uint32 // ticket generation, for msgLeak
 	op       uint64 // create id, for msgCreated and msgCreateTimeout
-	obj      T
+	obj      any    // the new object, for msgCreated
 	err      error
 	timedOut bool
 	cause    destroyCause
@@ -126,7 +126,6 @@ func (a *lifecycle[T]) run() {
 		case <-a.timer.C:
 		}
 		a.now = time.Now()
-		p.now.Store(a.now.UnixNano())
 		for _, m := range p.mbox.take() {
 			if m.kind == msgAbandon {
 				a.abandon(m.err)
@@ -164,7 +163,7 @@ func (a *lifecycle[T]) arm() {
 	a.timer.Reset(max(next.Sub(a.now), 0))
 }
 
-func (a *lifecycle[T]) handle(m message[T]) {
+func (a *lifecycle[T]) handle(m message) {
 	p := a.p
 	switch m.kind {
 	case msgDemand:
@@ -190,9 +189,7 @@ func (a *lifecycle[T]) handle(m message[T]) {
 			a.retireIdle(causeClose)
 		}
 	case msgReload:
-		a.gen++
-		p.gen.Store(a.gen)
-		a.retireIdle(causeReload)
+		a.reload()
 		close(m.reply)
 	case msgClose:
 		a.close()
@@ -273,7 +270,7 @@ func (a *lifecycle[T]) startCreate(refill bool) {
 func (p *Pool[T]) create(ctx context.Context, cancel context.CancelFunc, id uint64) {
 	stop := context.AfterFunc(ctx, func() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			p.post(message[T]{kind: msgCreateTimeout, op: id})
+			p.post(message{kind: msgCreateTimeout, op: id})
 		}
 	})
 	start := time.Now()
@@ -293,7 +290,7 @@ func (p *Pool[T]) create(ctx context.Context, cancel context.CancelFunc, id uint
 			err = fmt.Errorf("new object failed Validate: %w", verr)
 		}
 	}
-	if !p.post(message[T]{kind: msgCreated, op: id, obj: obj, err: err, timedOut: timedOut}) && err == nil {
+	if !p.post(message{kind: msgCreated, op: id, obj: obj, err: err, timedOut: timedOut}) && err == nil {
 		// The actor is gone: Close gave up; nothing may be kept.
 		p.destroyObj(obj)
 		p.stats.destroyed[causeClose].Add(1)
@@ -309,7 +306,7 @@ func (p *Pool[T]) createObj(ctx context.Context) (obj T, err error) {
 	return p.factory.Create(ctx)
 }
 
-func (a *lifecycle[T]) created(m message[T]) {
+func (a *lifecycle[T]) created(m message) {
 	p := a.p
 	op := a.creates[m.op]
 	delete(a.creates, m.op)
@@ -330,7 +327,7 @@ func (a *lifecycle[T]) created(m message[T]) {
 	}
 	a.failures = 0
 	p.stats.created.Add(1)
-	s := a.install(m.obj, op.gen)
+	s := a.install(m.obj.(T), op.gen)
 	switch {
 	case a.closing:
 		a.destroy(s.idx, causeClose)
@@ -373,13 +370,14 @@ func (a *lifecycle[T]) createFailed(err *CreateError, timedOut bool) {
 }
 
 // install puts a new object in a free slot, reserved for the actor.
-func (a *lifecycle[T]) install(obj T, gen uint64) *slot[T] {
+func (a *lifecycle[T]) install(obj T, gen uint64) *slot {
 	p := a.p
 	idx := a.free[len(a.free)-1]
 	a.free = a.free[:len(a.free)-1]
 	s := &p.slots[idx]
-	s.obj = obj
+	p.objs[idx] = obj
 	s.gen = gen
+	s.doomed.Store(0)
 	s.createdAt = a.now.UnixNano()
 	s.expiresAt = 0
 	if l := p.cfg.MaxLifetime; l > 0 {
@@ -404,7 +402,7 @@ func (a *lifecycle[T]) install(obj T, gen uint64) *slot[T] {
 
 // putInService hands a reserved slot's object to the oldest waiter, or
 // lists it idle.
-func (a *lifecycle[T]) putInService(s *slot[T]) {
+func (a *lifecycle[T]) putInService(s *slot) {
 	p := a.p
 	seq := s.load().seq()
 	p.mu.Lock()
@@ -418,11 +416,11 @@ func (a *lifecycle[T]) putInService(s *slot[T]) {
 func (a *lifecycle[T]) destroy(idx int32, cause destroyCause) {
 	p := a.p
 	s := &p.slots[idx]
-	obj := s.obj
+	obj := p.objs[s.idx]
 	go func() {
 		p.destroyObj(obj)
 		p.stats.destroyed[cause].Add(1)
-		p.post(message[T]{kind: msgDestroyed, idx: idx})
+		p.post(message{kind: msgDestroyed, idx: idx})
 	}()
 }
 
@@ -431,7 +429,7 @@ func (a *lifecycle[T]) destroyed(idx int32) {
 	p := a.p
 	s := &p.slots[idx]
 	var zero T
-	s.obj = zero
+	p.objs[idx] = zero
 	s.dropTicket()
 	s.trace.Store(nil)
 	for {
@@ -446,6 +444,20 @@ func (a *lifecycle[T]) destroyed(idx int32) {
 	a.free = append(a.free, idx)
 	a.alive--
 	p.total.Store(int32(a.alive))
+}
+
+// reload starts a new generation: every object alive is doomed, idle ones
+// are destroyed now, the rest when they come back, and creates in flight
+// when they return.
+func (a *lifecycle[T]) reload() {
+	a.gen++
+	for i := range a.p.slots {
+		s := &a.p.slots[i]
+		if s.load().kind() != kindFree {
+			s.doomed.Store(uint32(causeReload) + 1)
+		}
+	}
+	a.retireIdle(causeReload)
 }
 
 // retireIdle destroys every idle object: on Close, and on Reload.
@@ -465,7 +477,7 @@ func (a *lifecycle[T]) retireIdle(cause destroyCause) {
 
 // reserveIdle moves an idle or parked object, seen in state st, to
 // reserved for the actor, and reports whether it did.
-func (p *Pool[T]) reserveIdle(s *slot[T], st state) bool {
+func (p *Pool[T]) reserveIdle(s *slot, st state) bool {
 	switch st.kind() {
 	case kindIdle:
 		_, ok := s.move(kindIdle, st.seq(), kindReserved)
@@ -525,6 +537,10 @@ func (a *lifecycle[T]) housekeep() {
 				a.destroy(s.idx, cause)
 			}
 		case kindInUse:
+			if s.expiresAt != 0 && now >= s.expiresAt {
+				// Retired by its holder when it comes back.
+				s.doomed.CompareAndSwap(0, uint32(causeLifetime)+1)
+			}
 			if cfg.LeakThreshold > 0 && now-s.seenAt >= int64(cfg.LeakThreshold) && s.leakLogged != st.seq()+1 {
 				s.leakLogged = st.seq() + 1
 				p.stats.suspected.Add(1)
@@ -539,9 +555,9 @@ func (a *lifecycle[T]) housekeep() {
 }
 
 // test runs Factory.Test on a reserved slot's object on its own goroutine.
-func (a *lifecycle[T]) test(s *slot[T]) {
+func (a *lifecycle[T]) test(s *slot) {
 	p := a.p
-	obj := s.obj
+	obj := p.objs[s.idx]
 	ctx, cancel := context.WithTimeout(a.baseCtx, p.cfg.TestTimeout)
 	go func() {
 		start := time.Now()
@@ -551,7 +567,7 @@ func (a *lifecycle[T]) test(s *slot[T]) {
 		}
 		timedOut := err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 		cancel()
-		if !p.post(message[T]{kind: msgTested, idx: s.idx, err: err, timedOut: timedOut}) {
+		if !p.post(message{kind: msgTested, idx: s.idx, err: err, timedOut: timedOut}) {
 			p.destroyInline(s, causeClose)
 		}
 	}()
@@ -566,7 +582,7 @@ func (p *Pool[T]) testObj(ctx context.Context, obj T) (err error) {
 	return p.factory.Test(ctx, obj)
 }
 
-func (a *lifecycle[T]) tested(m message[T]) {
+func (a *lifecycle[T]) tested(m message) {
 	p := a.p
 	p.stats.tests.Add(1)
 	s := &p.slots[m.idx]
@@ -579,8 +595,10 @@ func (a *lifecycle[T]) tested(m message[T]) {
 		a.destroy(m.idx, causeTestFailed)
 	case a.closing:
 		a.destroy(m.idx, causeClose)
-	case s.gen != a.gen:
-		a.destroy(m.idx, causeReload)
+	case s.doomed.Load() != 0:
+		a.destroy(m.idx, destroyCause(s.doomed.Load()-1))
+	case s.expiresAt != 0 && a.now.UnixNano() >= s.expiresAt:
+		a.destroy(m.idx, causeLifetime)
 	default:
 		s.testedAt = a.now.UnixNano()
 		a.putInService(s)
@@ -618,7 +636,7 @@ func (a *lifecycle[T]) abandon(ctxErr error) {
 		case msgCreated:
 			a.alive--
 			if m.err == nil {
-				p.destroyObj(m.obj)
+				p.destroyObj(m.obj.(T))
 				p.stats.destroyed[causeClose].Add(1)
 			}
 		case msgTested:

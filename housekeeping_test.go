@@ -34,11 +34,12 @@ func TestValidateBeforeHandOut(t *testing.T) {
 		f := &factory{}
 		p := newPool(t, f, Config{MaxObjects: 2, FIFO: fifo})
 		a, b := acquire(t, p), acquire(t, p)
+		ca, cb := a.Value(), b.Value()
 		release(t, a)
 		release(t, b)
 		// Both go bad while idle; the next take must get neither.
-		a.t.s.obj.broken.Store(true)
-		b.t.s.obj.broken.Store(true)
+		ca.broken.Store(true)
+		cb.broken.Store(true)
 		l := acquire(t, p)
 		if id := l.Value().id; id != 3 {
 			t.Errorf("FIFO=%v: got conn %d, want a fresh conn 3", fifo, id)

@@ -18,9 +18,9 @@ import (
 // idleStack is a Treiber stack. The head packs the top index (+1, so that 0
 // is empty) with a tag bumped on every change, so a pop that read a stale
 // top cannot succeed (the ABA problem).
-type idleStack[T any] struct {
+type idleStack struct {
 	head  atomic.Uint64
-	slots []slot[T]
+	slots []slot
 }
 
 const (
@@ -28,7 +28,7 @@ const (
 	stackIdxMask = 1<<stackIdxBits - 1
 )
 
-func (st *idleStack[T]) push(i int32) {
+func (st *idleStack) push(i int32) {
 	s := &st.slots[i]
 	for {
 		h := st.head.Load()
@@ -40,7 +40,7 @@ func (st *idleStack[T]) push(i int32) {
 	}
 }
 
-func (st *idleStack[T]) pop() (int32, bool) {
+func (st *idleStack) pop() (int32, bool) {
 	for {
 		h := st.head.Load()
 		top := h & stackIdxMask

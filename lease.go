@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"time"
 )
 
 // A Lease is the right to use one object of a pool until it is given back,
@@ -20,7 +19,8 @@ import (
 // garbage collector: the pool logs LEAK-DETECTED, destroys the object and
 // frees its place.
 type Lease[T any] struct {
-	t      *ticket[T]
+	p      *Pool[T]
+	t      *ticket
 	seq    uint32
 	nested bool // lent from a With on the caller's context: With gives it back
 }
@@ -28,53 +28,15 @@ type Lease[T any] struct {
 // A ticket stands for the object while it is lent out. The slot holds it
 // while the object is not lent, the lease holds it while it is; when it
 // becomes unreachable, the lease was dropped and the object leaked.
-type ticket[T any] struct{ s *slot[T] }
-
-// lease hands the caller the lease for a slot just moved to in use with seq.
-func (p *Pool[T]) lease(s *slot[T], seq uint32) Lease[T] {
-	t := s.ticket
-	s.ticket = nil
-	if p.traced {
-		if p.cfg.TraceAcquires {
-			pcs := make([]uintptr, 32)
-			s.trace.Store(&acquireTrace{pcs: pcs[:runtime.Callers(3, pcs)]})
-		}
-		if p.cfg.Observer != nil {
-			s.leasedAt = p.since()
-		}
-	}
-	return Lease[T]{t: t, seq: seq}
-}
-
-// observeHold reports a lease's hold time to the Observer, if any.
-func (p *Pool[T]) observeHold(s *slot[T]) {
-	if o := p.cfg.Observer; o != nil {
-		o.ObserveHold(time.Duration(p.since() - s.leasedAt))
-	}
-}
-
-// current reports the slot of a lease that is still in force: its slot is
-// in use under the lease's seq, and not parked (given back).
-func (l Lease[T]) current() (*slot[T], bool) {
-	if l.t == nil {
-		return nil, false
-	}
-	s := l.t.s
-	// Parked first, state second: a parked object is claimed (its state
-	// changed) before the parked word is cleared, so if it is not parked
-	// now, a claim has already shown in its state.
-	if s.p.isParked(s.idx, l.seq) {
-		return s, false
-	}
-	st := s.load()
-	return s, st.kind() == kindInUse && st.seq() == l.seq
-}
+type ticket struct{ s *slot }
 
 // Value returns the leased object, or the zero value once the lease has
 // been given back or destroyed.
 func (l Lease[T]) Value() T {
-	if s, ok := l.current(); ok {
-		return s.obj
+	if l.t != nil {
+		if s, ok := current(l.t, l.seq); ok {
+			return l.p.objs[s.idx]
+		}
 	}
 	var zero T
 	return zero
@@ -88,18 +50,17 @@ func (l Lease[T]) Value() T {
 // destroyed. On a lease lent by a With on the caller's context, it does
 // nothing: the outermost With gives the object back.
 func (l Lease[T]) Release() error {
-	s, ok := l.current()
+	if l.t == nil {
+		return ErrReleased
+	}
+	s, ok := current(l.t, l.seq)
 	if !ok {
 		return ErrReleased
 	}
 	if l.nested {
 		return nil
 	}
-	s.ticket = l.t
-	if s.p.traced {
-		s.p.observeHold(s)
-	}
-	if !s.p.giveBack(s, l.seq) {
+	if !s.c.release(s, l.t, l.seq) {
 		return ErrReleased
 	}
 	return nil
@@ -110,15 +71,14 @@ func (l Lease[T]) Release() error {
 // Destroy returns ErrReleased if the lease was already given back or
 // destroyed.
 func (l Lease[T]) Destroy() error {
-	s, ok := l.current()
+	if l.t == nil {
+		return ErrReleased
+	}
+	s, ok := current(l.t, l.seq)
 	if !ok {
 		return ErrReleased
 	}
-	s.ticket = l.t
-	if s.p.traced {
-		s.p.observeHold(s)
-	}
-	if !s.p.retire(s, l.seq, kindInUse, causeDiscarded) {
+	if !s.c.discard(s, l.t, l.seq) {
 		return ErrReleased
 	}
 	return nil
@@ -133,11 +93,11 @@ type leakNote struct {
 
 // newTicket gives a slot whose object is being installed a ticket, unless
 // it has one, and arms the cleanup that reports the ticket's loss.
-func (p *Pool[T]) newTicket(s *slot[T]) {
+func (p *core) newTicket(s *slot) {
 	if s.ticket != nil {
 		return
 	}
-	t := &ticket[T]{s: s}
+	t := &ticket{s: s}
 	gen := s.ticketGen.Add(1)
 	s.cleanup = runtime.AddCleanup(t, p.onLeak, leakNote{idx: s.idx, gen: gen})
 	s.ticket = t
@@ -146,7 +106,7 @@ func (p *Pool[T]) newTicket(s *slot[T]) {
 // dropTicket disarms and drops a slot's ticket, when its object is
 // destroyed. The ticket is in the slot then: a lease given back or
 // destroyed returns it first.
-func (s *slot[T]) dropTicket() {
+func (s *slot) dropTicket() {
 	if s.ticket != nil {
 		s.cleanup.Stop()
 		s.ticket = nil
@@ -155,8 +115,8 @@ func (s *slot[T]) dropTicket() {
 
 // onLeak runs on the runtime's cleanup goroutine when a ticket is
 // collected: the lease holding it was dropped without being given back.
-func (p *Pool[T]) onLeak(n leakNote) {
-	if !p.post(message[T]{kind: msgLeak, idx: n.idx, gen: n.gen}) {
+func (p *core) onLeak(n leakNote) {
+	if !p.post(message{kind: msgLeak, idx: n.idx, gen: n.gen}) {
 		// The actor is gone; reclaim here so the object is still
 		// destroyed exactly once.
 		if s, ok := p.reclaim(n); ok {
@@ -166,7 +126,7 @@ func (p *Pool[T]) onLeak(n leakNote) {
 }
 
 // reclaim takes back the slot of a leaked lease and logs LEAK-DETECTED.
-func (p *Pool[T]) reclaim(n leakNote) (*slot[T], bool) {
+func (p *core) reclaim(n leakNote) (*slot, bool) {
 	s := &p.slots[n.idx]
 	if s.ticketGen.Load() != n.gen {
 		return nil, false

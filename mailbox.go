@@ -6,17 +6,17 @@ import "sync"
 // actor included, and never drops a message: it is a slice behind a mutex
 // with a one-slot channel to wake the actor. Once closed, post reports
 // false and the sender does the work itself.
-type mailbox[M any] struct {
+type mailbox struct {
 	mu     sync.Mutex
-	msgs   []M
-	spare  []M
+	msgs   []message
+	spare  []message
 	closed bool
 	wake   chan struct{}
 }
 
-func (m *mailbox[M]) init() { m.wake = make(chan struct{}, 1) }
+func (m *mailbox) init() { m.wake = make(chan struct{}, 1) }
 
-func (m *mailbox[M]) post(msg M) bool {
+func (m *mailbox) post(msg message) bool {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -33,7 +33,7 @@ func (m *mailbox[M]) post(msg M) bool {
 
 // take returns the messages posted since the last take. The slice is valid
 // until the next take.
-func (m *mailbox[M]) take() []M {
+func (m *mailbox) take() []message {
 	m.mu.Lock()
 	msgs := m.msgs
 	clear(m.spare)
@@ -43,7 +43,7 @@ func (m *mailbox[M]) take() []M {
 }
 
 // close stops the mailbox and returns what was posted but not taken.
-func (m *mailbox[M]) close() []M {
+func (m *mailbox) close() []message {
 	m.mu.Lock()
 	m.closed = true
 	msgs := m.msgs

@@ -20,6 +20,3 @@ type Observer interface {
 	// ObserveTest reports a Factory.Test call, when it returns.
 	ObserveTest(d time.Duration, err error)
 }
-
-// since is the pool's monotonic clock, for hold times.
-func (p *Pool[T]) since() int64 { return int64(time.Since(p.epoch)) }

@@ -10,9 +10,9 @@ import (
 )
 
 type recorder struct {
-	mu                            sync.Mutex
+	mu                           sync.Mutex
 	waits, holds, creates, tests []time.Duration
-	waitErrs, createErrs          int
+	waitErrs, createErrs         int
 }
 
 func (r *recorder) ObserveWait(d time.Duration, err error) {

@@ -27,21 +27,25 @@ func unpackParked(v uint64) (idx int32, seq uint32) { return int32(uint32(v)) - 
 
 // isParked reports whether the object of slot idx, in use with seq, is in
 // fact parked.
-func (p *Pool[T]) isParked(idx int32, seq uint32) bool {
+func (p *core) isParked(idx int32, seq uint32) bool {
 	return p.parked.Load() == packParked(idx, seq)
 }
 
 // park parks a slot that the caller holds in use with seq, moving the
 // object parked before it, if it is still parked, to the idle list.
-func (p *Pool[T]) park(s *slot[T], seq uint32) {
+func (p *core) park(s *slot, seq uint32) {
 	mine := packParked(s.idx, seq)
 	for {
 		v := p.parked.Load()
 		if v != 0 {
-			// Claim the parked object by listing it; if the claim fails,
-			// someone took it already and the word is stale.
+			// Claim the parked object by listing it; if it is no longer
+			// in use under the parked seq, someone took it already and the
+			// word is stale.
 			idx, oseq := unpackParked(v)
-			p.list(&p.slots[idx], kindInUse, oseq)
+			o := &p.slots[idx]
+			if st := o.load(); st.kind() == kindInUse && st.seq() == oseq {
+				p.list(o, kindInUse, oseq)
+			}
 		}
 		if p.parked.CompareAndSwap(v, mine) {
 			return
@@ -51,23 +55,25 @@ func (p *Pool[T]) park(s *slot[T], seq uint32) {
 
 // takeParked claims the parked object for a taker, returning its slot moved
 // to in use with the next seq, or nil.
-func (p *Pool[T]) takeParked() (*slot[T], uint32) {
+// It makes one attempt: a claim that loses a race leaves the object to the
+// winner, or to the idle list.
+func (p *core) takeParked() (*slot, uint32) {
 	v := p.parked.Load()
 	if v == 0 {
 		return nil, 0
 	}
 	idx, seq := unpackParked(v)
 	s := &p.slots[idx]
-	st, ok := s.handOut(kindInUse, seq)
-	if !ok {
-		return nil, 0
+	st := s.load()
+	if nst := st.handedOut(); st.kind() == kindInUse && st.seq() == seq && s.cas(st, nst) {
+		return s, nst.seq()
 	}
-	return s, st.seq()
+	return nil, 0
 }
 
 // unpark claims the parked object for the actor if it is the one in slot
 // s, moving it to reserved, and reports whether it did.
-func (p *Pool[T]) unpark(s *slot[T], seq uint32) bool {
+func (p *core) unpark(s *slot, seq uint32) bool {
 	v := packParked(s.idx, seq)
 	if p.parked.Load() != v {
 		return false

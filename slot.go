@@ -31,28 +31,35 @@ import (
 //
 // Every move is a CAS on the whole word, so a taker clearing the listed bit
 // and any of the moves above never lose each other's change.
-type slot[T any] struct {
+type slot struct {
 	state atomic.Uint64
 	next  atomic.Uint32 // the idle stack's link: index+1 of the slot below, 0 for none
 
 	// Written by the actor while the slot is free or reserved, and read by
-	// holders after the hand-out that publishes them.
-	obj       T
-	p         *Pool[T]
-	idx       int32
-	gen       uint64 // the pool's reload generation when obj was created
-	expiresAt int64  // unix nanoseconds when obj retires, or 0
+	// holders after the hand-out that publishes them. The object itself is
+	// in Pool.objs, at the slot's index, so that this type, and the hot
+	// path working on it, has no type parameter and inlines.
+	c   *core
+	idx int32
+
+	// doomed is set, to a destroyCause+1, when the actor decides the object
+	// must go (a Reload, its lifetime) while someone else may hold it; the
+	// next to take or give it back retires it. One load of a word on the
+	// slot's own cache line is all the hot path spends on both.
+	doomed atomic.Uint32
 
 	// ticket is the leak-detection token, held here while the object is not
 	// lent out and carried by the lease while it is, so that a lease dropped
 	// without being given back leaves the ticket unreachable.
-	ticket    *ticket[T]
+	ticket    *ticket
 	ticketGen atomic.Uint32
 	cleanup   runtime.Cleanup
 	trace     atomic.Pointer[acquireTrace]
 	leasedAt  int64 // Pool.since() at the hand-out, when Config.Observer is set; the holder's
 
 	// Actor-only bookkeeping.
+	gen        uint64 // the pool's reload generation when the object was created
+	expiresAt  int64  // unix nanoseconds when the object retires, or 0
 	createdAt  int64
 	seenSeq    uint32 // seq and kind when the actor last saw the slot change
 	seenKind   slotKind
@@ -98,15 +105,15 @@ func (s state) handedOut() state {
 	return state(uint64(s.seq()+1)<<seqShift) | s&listedBit | state(kindInUse)
 }
 
-func (s *slot[T]) load() state { return state(s.state.Load()) }
+func (s *slot) load() state { return state(s.state.Load()) }
 
-func (s *slot[T]) cas(old, new state) bool {
+func (s *slot) cas(old, new state) bool {
 	return s.state.CompareAndSwap(uint64(old), uint64(new))
 }
 
 // move changes the slot from kind from to kind to, keeping seq and the
 // listed bit, and fails if the slot is not in kind from with seq.
-func (s *slot[T]) move(from slotKind, seq uint32, to slotKind) (state, bool) {
+func (s *slot) move(from slotKind, seq uint32, to slotKind) (state, bool) {
 	for {
 		st := s.load()
 		if st.kind() != from || st.seq() != seq {
@@ -119,7 +126,7 @@ func (s *slot[T]) move(from slotKind, seq uint32, to slotKind) (state, bool) {
 }
 
 // handOut moves the slot from kind from with seq to inUse with the next seq.
-func (s *slot[T]) handOut(from slotKind, seq uint32) (state, bool) {
+func (s *slot) handOut(from slotKind, seq uint32) (state, bool) {
 	for {
 		st := s.load()
 		if st.kind() != from || st.seq() != seq {

@@ -99,8 +99,8 @@ type counters struct {
 	unlent   atomic.Int64
 }
 
-// Stats returns a snapshot of the pool's gauges and counters.
-func (p *Pool[T]) Stats() Stats {
+// snapshot reads the gauges and counters for Stats.
+func (p *core) snapshot() Stats {
 	c := p.census()
 	st := Stats{
 		MaxObjects: p.cfg.MaxObjects,
@@ -145,7 +145,7 @@ func (p *Pool[T]) Stats() Stats {
 }
 
 // acquires sums the folded count and the hand-outs since the last fold.
-func (p *Pool[T]) acquires() int64 {
+func (p *core) acquires() int64 {
 	p.stats.foldMu.Lock()
 	n := p.stats.acquired
 	for i := range p.slots {
@@ -158,7 +158,7 @@ func (p *Pool[T]) acquires() int64 {
 
 // fold moves the hand-outs counted in the slots' seqs into the pool's
 // total, so that no seq wraps uncounted. Only the actor calls it.
-func (p *Pool[T]) fold() {
+func (p *core) fold() {
 	p.stats.foldMu.Lock()
 	for i := range p.slots {
 		s := &p.slots[i]
@@ -172,7 +172,7 @@ func (p *Pool[T]) fold() {
 // census counts the slots in each kind.
 type census struct{ idle, inUse, reserved int }
 
-func (p *Pool[T]) census() census {
+func (p *core) census() census {
 	var c census
 	pidx, pseq := unpackParked(p.parked.Load())
 	for i := range p.slots {

@@ -47,7 +47,7 @@ func (c *waiterCache) put(w *waiter) {
 }
 
 // enqueueLocked adds w at the tail. p.mu must be held.
-func (p *Pool[T]) enqueueLocked(w *waiter) {
+func (p *core) enqueueLocked(w *waiter) {
 	w.queued = true
 	w.prev, w.next = p.tail, nil
 	if p.tail != nil {
@@ -61,7 +61,7 @@ func (p *Pool[T]) enqueueLocked(w *waiter) {
 }
 
 // removeLocked takes w out of the queue. p.mu must be held.
-func (p *Pool[T]) removeLocked(w *waiter) {
+func (p *core) removeLocked(w *waiter) {
 	if w.prev != nil {
 		w.prev.next = w.next
 	} else {
@@ -81,7 +81,7 @@ func (p *Pool[T]) removeLocked(w *waiter) {
 // Waiters it passes over are told so, and end their takes with their
 // context's error: an object is never handed to a taker that has already
 // given up (vitess #20310). p.mu must be held.
-func (p *Pool[T]) nextWaiterLocked() *waiter {
+func (p *core) nextWaiterLocked() *waiter {
 	for w := p.head; w != nil; w = p.head {
 		p.removeLocked(w)
 		select {
@@ -100,7 +100,7 @@ func (p *Pool[T]) nextWaiterLocked() *waiter {
 // was, when no waiter is left, and ok false when the slot was not in kind
 // from with seq (a stale lease), in which case no waiter is served.
 // p.mu must be held.
-func (p *Pool[T]) serveLocked(s *slot[T], from slotKind, seq uint32) (served, ok bool) {
+func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (served, ok bool) {
 	w := p.nextWaiterLocked()
 	if w == nil {
 		return false, true
@@ -114,7 +114,7 @@ func (p *Pool[T]) serveLocked(s *slot[T], from slotKind, seq uint32) (served, ok
 }
 
 // requeueLocked puts w back at the head of the queue. p.mu must be held.
-func (p *Pool[T]) requeueLocked(w *waiter) {
+func (p *core) requeueLocked(w *waiter) {
 	w.queued = true
 	w.prev, w.next = nil, p.head
 	if p.head != nil {
@@ -129,7 +129,7 @@ func (p *Pool[T]) requeueLocked(w *waiter) {
 
 // failLocked ends the oldest live waiter's take with err, and reports
 // whether there was one. p.mu must be held.
-func (p *Pool[T]) failLocked(err error) bool {
+func (p *core) failLocked(err error) bool {
 	w := p.nextWaiterLocked()
 	if w == nil {
 		return false
@@ -142,7 +142,7 @@ func (p *Pool[T]) failLocked(err error) bool {
 // It closes the race in which a waiter queued just after a holder, seeing
 // no waiter, made its object idle: the holder and the new waiter both call
 // it after their own step, so one of them sees the other's.
-func (p *Pool[T]) serveIdle() {
+func (p *core) serveIdle() {
 	p.mu.Lock()
 	for p.nwait > 0 {
 		s, seq := p.takeIdle()

@@ -66,8 +66,8 @@ type leaseKey struct{}
 // own lease.
 type leaseContext struct {
 	context.Context
-	pool  any
-	lease any // *ticket[T] of pool's T
+	pool  any // *Pool[T]
+	lease *ticket
 	seq   uint32
 }
 
@@ -85,9 +85,10 @@ func (p *Pool[T]) held(ctx context.Context) (Lease[T], bool) {
 		if c.pool != any(p) {
 			continue
 		}
-		l := Lease[T]{t: c.lease.(*ticket[T]), seq: c.seq, nested: true}
-		if _, ok := l.current(); ok {
-			return l, true
+		if c.lease != nil {
+			if _, ok := current(c.lease, c.seq); ok {
+				return Lease[T]{p: p, t: c.lease, seq: c.seq, nested: true}, true
+			}
 		}
 		return Lease[T]{}, false
 	}
