@@ -166,6 +166,14 @@ func newPool(t testing.TB, f *factory, cfg Config) *Pool[*conn] {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, done := goroutineChecks.LoadOrStore(t, true); !done {
+		// Cleanups run last first: this one runs after every pool of the
+		// test is closed.
+		t.Cleanup(func() {
+			goroutineChecks.Delete(t)
+			checkNoGoroutines(t)
+		})
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -232,6 +240,9 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// goroutineChecks holds the tests that will check for goroutines left.
+var goroutineChecks sync.Map
+
 // checkNoGoroutines fails the test if a goroutine running code of this
 // package, other than the tests, is still alive. Closed pools must leave
 // none.
@@ -252,7 +263,8 @@ func poolGoroutines() string {
 	buf := make([]byte, 1<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var left []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
+	// The first goroutine is the caller's own.
+	for _, g := range strings.Split(string(buf), "\n\n")[1:] {
 		if !strings.Contains(g, "actorpool.") || strings.Contains(g, "testing.tRunner") ||
 			strings.Contains(g, "poolGoroutines") || strings.Contains(g, "testing.(*M)") {
 			continue

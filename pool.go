@@ -227,10 +227,10 @@ func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
 	w.since = time.Now()
 	w.createErrs = p.stats.createErrors.Load()
 	p.enqueueLocked(w)
+	// An object may have gone idle between takeIdle and enqueueLocked.
+	p.serveIdleLocked()
 	p.mu.Unlock()
 
-	// An object may have gone idle between takeIdle and enqueueLocked.
-	p.serveIdle()
 	if int(p.total.Load()) < p.cfg.MaxObjects && p.demand.CompareAndSwap(false, true) {
 		p.post(message{kind: msgDemand})
 	}

@@ -140,25 +140,43 @@ func (p *core) failLocked(err error) bool {
 
 // serveIdle hands idle objects to waiters until one or the other runs out.
 // It closes the race in which a waiter queued just after a holder, seeing
-// no waiter, made its object idle: the holder and the new waiter both call
-// it after their own step, so one of them sees the other's.
+// no waiter, made its object idle: the holder and the new waiter both look
+// after their own step, so one of them sees the other's.
 func (p *core) serveIdle() {
 	p.mu.Lock()
+	p.serveIdleLocked()
+	p.mu.Unlock()
+}
+
+// serveIdleLocked is serveIdle with p.mu held.
+func (p *core) serveIdleLocked() {
 	for p.nwait > 0 {
 		s, seq := p.takeIdle()
 		if s == nil {
-			break
+			return
 		}
 		// takeIdle moved the slot to inUse for us; hand that hand-out on,
 		// or put the object back if every waiter turned out to be gone.
 		w := p.nextWaiterLocked()
 		if w == nil {
-			p.mu.Unlock()
 			p.stats.unlent.Add(1)
-			p.giveBack(s, seq)
+			p.relist(s, seq)
 			return
 		}
 		w.ch <- handoff{idx: s.idx}
 	}
-	p.mu.Unlock()
+}
+
+// relist makes idle again an object that a taker claimed for waiters who
+// had all given up by the time it was theirs. p.mu is held, so no waiter
+// can queue meanwhile.
+func (p *core) relist(s *slot, seq uint32) {
+	if p.cfg.FIFO {
+		p.list(s, kindInUse, seq)
+	} else {
+		p.park(s, seq)
+	}
+	if p.closed.Load() {
+		p.post(message{kind: msgSweep})
+	}
 }
