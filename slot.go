@@ -23,7 +23,8 @@ import (
 //	idle     -> inUse                a taker (CAS), or whoever serves a waiter
 //	idle     -> reserved             the actor (test, eviction) or a taker
 //	                                 that found the object unusable
-//	inUse    -> idle, inUse(seq+1)   the holder giving it back
+//	inUse    -> idle, inUse(seq+1)   the holder giving it back (a parked
+//	                                 object stays inUse; see park.go)
 //	inUse    -> reserved             the holder (destroy), or the actor when
 //	                                 the lease leaked
 //	reserved -> idle, inUse(seq+1)   the actor, after a passing test
