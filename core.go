@@ -26,7 +26,7 @@ type core struct {
 	destroySlot  func(s *slot)       // Factory.Destroy on the slot's object, now
 
 	closed atomic.Bool
-	inWith atomic.Int32 // With calls running: Acquire looks for a held lease only then
+	withUsed atomic.Bool // With has run: from then on Acquire looks for a lease in its context
 
 	_      [64]byte
 	parked atomic.Uint64 // the last object given back; see park.go

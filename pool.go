@@ -61,7 +61,7 @@ func (p *Pool[T]) Config() Config { return p.cfg }
 // Config.MaxQueueSize takers already wait, a *CreateError when the create
 // made for it failed, and a *WaitError when ctx ended first.
 func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
-	if p.inWith.Load() != 0 {
+	if p.withUsed.Load() {
 		if l, ok := p.held(ctx); ok {
 			return l, nil
 		}
@@ -96,7 +96,7 @@ type AcquireResult[T any] struct {
 // owns the lease it carries and must give it back.
 func (p *Pool[T]) AcquireAsync(ctx context.Context) <-chan AcquireResult[T] {
 	ch := make(chan AcquireResult[T], 1)
-	if p.inWith.Load() == 0 && !p.closed.Load() && ctx.Err() == nil {
+	if !p.withUsed.Load() && !p.closed.Load() && ctx.Err() == nil {
 		if s, seq := p.takeIdle(); s != nil {
 			ch <- AcquireResult[T]{Lease: Lease[T]{p: p, t: p.lend(s), seq: seq}}
 			return ch

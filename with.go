@@ -21,18 +21,19 @@ import "context"
 //		_ = p.With(actorpool.Detach(ctx), work)
 //	}()
 func (p *Pool[T]) With(ctx context.Context, fn func(ctx context.Context, obj T) error) error {
-	if p.inWith.Load() != 0 {
-		if l, ok := p.held(ctx); ok {
-			return fn(ctx, l.Value())
-		}
+	if !p.withUsed.Load() {
+		// Set once and never cleared, so that it stays a read-mostly word:
+		// a counter of running With calls would be written twice per call.
+		p.withUsed.Store(true)
+	} else if l, ok := p.held(ctx); ok {
+		return fn(ctx, l.Value())
 	}
-	l, err := p.Acquire(ctx)
-	if err != nil {
+	s, seq, err := p.acquire(ctx)
+	if s == nil {
 		return err
 	}
-	p.inWith.Add(1)
+	l := Lease[T]{p: p, t: p.lend(s), seq: seq}
 	defer func() {
-		p.inWith.Add(-1)
 		// ErrReleased here means fn destroyed the object through a nested
 		// lease, which is allowed.
 		_ = l.Release()
