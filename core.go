@@ -25,7 +25,7 @@ type core struct {
 	validateSlot func(s *slot) error // Factory.Validate on the slot's object
 	destroySlot  func(s *slot)       // Factory.Destroy on the slot's object, now
 
-	closed atomic.Bool
+	closed   atomic.Bool
 	withUsed atomic.Bool // With has run: from then on Acquire looks for a lease in its context
 
 	_      [64]byte
