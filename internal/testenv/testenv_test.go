@@ -1,0 +1,182 @@
+package testenv
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder is a testing.TB that records how a helper ended the test.
+type recorder struct {
+	testing.TB
+	mu      sync.Mutex
+	skipped string
+	failed  string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Skipf(format string, args ...any) {
+	r.mu.Lock()
+	r.skipped = format
+	r.mu.Unlock()
+	runtime.Goexit()
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.mu.Lock()
+	r.failed = format
+	r.mu.Unlock()
+	runtime.Goexit()
+}
+
+// run calls f with a recorder on a goroutine of its own, since the
+// recorder ends its goroutine as Skip and Fatal do.
+func run(t *testing.T, f func(tb testing.TB)) *recorder {
+	r := &recorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r
+}
+
+// TestServerVariables checks that an unset variable skips the test with a
+// message that says how to run it, and that a variable naming a server
+// that cannot be reached fails it.
+func TestServerVariables(t *testing.T) {
+	dead := FreeAddr(t)
+	tests := []struct {
+		name, variable, value string
+		helper                func(testing.TB) string
+		skip, fail            string
+	}{
+		{"Redis unset", RedisVar, "", Redis, "set %s=%s (a Redis server) or run bash .ci/run", ""},
+		{"PostgreSQL unset", PostgresVar, "", Postgres, "set %s=%s (a PostgreSQL server) or run bash .ci/run", ""},
+		{"Redis down", RedisVar, dead, Redis, "", "cannot be reached"},
+		{"PostgreSQL down", PostgresVar, "postgres://u@" + dead + "/db", Postgres, "", "cannot be reached"},
+		{"PostgreSQL not a URL", PostgresVar, "host=x", Postgres, "", "want a URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(tt.variable, tt.value)
+			r := run(t, func(tb testing.TB) { tt.helper(tb) })
+			if tt.skip != "" && !strings.Contains(r.skipped, tt.skip) {
+				t.Errorf("skipped with %q, want %q", r.skipped, tt.skip)
+			}
+			if tt.fail != "" && !strings.Contains(r.failed, tt.fail) {
+				t.Errorf("failed with %q, want a failure containing %q", r.failed, tt.fail)
+			}
+		})
+	}
+}
+
+// TestProxy checks that the proxy forwards, drops its connections on
+// CutAll, and leaves no goroutine after Close.
+func TestProxy(t *testing.T) {
+	CheckGoroutines(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer ln.Close()
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				io.Copy(c, c)
+			})
+		}
+	})
+
+	p := StartProxy(t, "127.0.0.1:0", ln.Addr().String())
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.Write([]byte("hello\n"))
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "hello\n" {
+		t.Fatalf("through the proxy: %q, %v", line, err)
+	}
+	if n := p.Conns(); n != 1 {
+		t.Errorf("Conns = %d, want 1", n)
+	}
+	p.CutAll()
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("read after CutAll succeeded")
+	}
+	p.Close()
+	if _, err := net.Dial("tcp", p.Addr()); err == nil {
+		t.Error("dial after Close succeeded")
+	}
+}
+
+// cleanupTB is a testing.TB whose cleanups run when the test says.
+type cleanupTB struct {
+	testing.TB
+	mu  sync.Mutex
+	fns []func()
+}
+
+func (c *cleanupTB) Helper() {}
+
+func (c *cleanupTB) Cleanup(f func()) {
+	c.mu.Lock()
+	c.fns = append(c.fns, f)
+	c.mu.Unlock()
+}
+
+func (c *cleanupTB) end() {
+	c.mu.Lock()
+	fns := c.fns
+	c.fns = nil
+	c.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
+}
+
+// TestServerLock checks that a test stopping a server waits for every
+// test that uses it, here one holding the lock through another file, as a
+// test in another process would.
+func TestServerLock(t *testing.T) {
+	user, stopper := &cleanupTB{TB: t}, &cleanupTB{TB: t}
+	share(user, "locktest")
+	share(stopper, "locktest") // many users at once
+	got := make(chan struct{})
+	go func() {
+		exclusive(stopper, "locktest")
+		close(got)
+	}()
+	select {
+	case <-got:
+		t.Fatal("took the lock for itself while another test held it")
+	case <-time.After(100 * time.Millisecond):
+	}
+	user.end()
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not take the lock once the other test let go")
+	}
+	stopper.end()
+	// Free again: a new user gets it at once.
+	again := &cleanupTB{TB: t}
+	share(again, "locktest")
+	again.end()
+}

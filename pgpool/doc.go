@@ -1,0 +1,48 @@
+// Package pgpool pools PostgreSQL connections (pgx v5's *pgx.Conn) with an
+// actorpool.Pool, and offers what pgxpool users expect of a pool: Exec,
+// Query, QueryRow, SendBatch, CopyFrom, Begin and BeginTx on the pool, each
+// on a connection it takes and gives back, and Acquire, AcquireFunc and
+// With for several statements on one connection.
+//
+//	pool, err := pgpool.New("postgres://app@127.0.0.1/app?pool_max_conns=16&connect_timeout=5")
+//	...
+//	defer pool.Close(ctx)
+//	var n int
+//	err = pool.QueryRow(ctx, "SELECT count(*) FROM users WHERE active").Scan(&n)
+//
+// ParseConfig reads pgxpool's pool_* parameters from the connection string;
+// connect_timeout bounds each connect, as Config.Pool.CreateTimeout.
+//
+// # What the pool checks
+//
+// A connection given back closed, busy (rows not closed, a batch not
+// closed) or inside a transaction — open, or failed and awaiting a
+// ROLLBACK — is destroyed, not handed to the next caller and not rolled
+// back: closing it makes the server roll the transaction back and drop
+// everything it held, with no round trip on the path that gives the
+// connection back. These checks are in memory. Every
+// Config.Pool.ValidationInterval (pool_health_check_period, a minute by
+// default) the pool pings each idle connection, so that sessions the
+// server ended — a restart, pg_terminate_backend, an idle timeout — are
+// found and replaced before a caller takes them. A session ended since its
+// last ping fails the statement of the caller who takes it, and is
+// replaced after.
+//
+// # Contexts
+//
+// A statement ends when its context does: pgx cuts the connection off
+// under it, by default, and the pool replaces the connection. The server
+// learns of this only when the statement tries to send its result, so a
+// long statement goes on running there; set statement_timeout in the
+// connection string to bound it, or give ConnConfig a
+// pgconn.CancelRequestContextWatcherHandler, which asks the server to
+// cancel the statement and keeps the connection, but makes the caller wait
+// for the cancel.
+//
+// # Nesting
+//
+// The pool's methods called with the context a With callback receives run
+// on that callback's connection, so code that takes a context joins a
+// transaction begun around it on that connection, and a pool of one
+// connection cannot deadlock on a nested call.
+package pgpool

@@ -1,0 +1,53 @@
+// Package redispool pools connections to a Redis server with an
+// actorpool.Pool.
+//
+// Connections are redigo connections (github.com/gomodule/redigo/redis). A
+// redigo connection is one network connection and nothing more: no pool of
+// its own, no background goroutine, no retries, so the pool owns it
+// entirely. It records the network or protocol error that broke it, which
+// lets the pool decide without I/O whether it may be reused, and redigo's
+// reply helpers (redis.String, redis.Values, redis.ScanStruct),
+// redis.Script and redis.PubSubConn work on any redis.Conn, including the
+// pool's. go-redis, by contrast, hides its connections behind a pool of its
+// own.
+//
+// # Using the pool
+//
+// Pool.Do runs one command on a pooled connection:
+//
+//	pool, err := redispool.New(redispool.Config{
+//		Addr: "127.0.0.1:6379",
+//		Pool: actorpool.Config{MaxObjects: 16, ValidationInterval: 30 * time.Second},
+//	})
+//	...
+//	n, err := redis.Int(pool.Do(ctx, "INCR", "visits"))
+//
+// Pool.Acquire lends a Conn for several commands — a pipeline, a
+// MULTI/EXEC transaction, a subscription — until Conn.Close gives it back;
+// Pool.With does the same for the length of a callback, and a Do on the
+// callback's context uses the callback's connection.
+//
+// # What the pool checks
+//
+// A connection is not handed to the next caller when it saw a network or
+// protocol error, when a command on it was interrupted by its context, when
+// it has replies unread, or when it is inside MULTI, WATCH, SUBSCRIBE or
+// MONITOR: the pool closes it and opens another. It does not clean such a
+// connection with DISCARD or UNSUBSCRIBE, because that would be I/O on the
+// path that gives it back, which must stay fast; a new connection costs one
+// connect, made off that path. An error reply (redis.Error) leaves the
+// connection as it was, and in the pool.
+//
+// Every Config.Pool.ValidationInterval the pool sends PING on each idle
+// connection, so that connections the server closed (a restart, CLIENT
+// KILL, a timeout) are found and replaced before a caller takes them. A
+// connection closed since its last PING fails the command of the caller
+// who takes it, and is replaced after.
+//
+// # Contexts
+//
+// Pool.Do and Conn.DoContext end when their context does: the connection
+// is closed under the blocked command, which fails with the context's
+// error, and the pool replaces the connection. This costs no goroutine per
+// command, unlike redigo's own DoContext.
+package redispool

@@ -1,0 +1,91 @@
+package redispool
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// factory makes, checks and closes the pool's connections.
+type factory struct {
+	network, addr string
+	url           bool // addr is a redis:// or rediss:// URL
+	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
+	opts          []redis.DialOption
+}
+
+func newFactory(cfg *Config) *factory {
+	f := &factory{network: cfg.Network, addr: cfg.Addr, dial: cfg.Dial, opts: cfg.DialOptions}
+	if f.network == "" {
+		f.network = "tcp"
+	}
+	f.url = strings.HasPrefix(cfg.Addr, "redis://") || strings.HasPrefix(cfg.Addr, "rediss://")
+	if f.dial == nil {
+		var d net.Dialer
+		f.dial = d.DialContext
+	}
+	return f
+}
+
+// Create dials the server and runs the handshake the dial options ask for
+// (AUTH, CLIENT SETNAME, SELECT), all bounded by ctx: the pool's
+// CreateTimeout is the connect timeout.
+func (f *factory) Create(ctx context.Context) (*conn, error) {
+	var nc net.Conn
+	// The last dial option wins: this one keeps hold of the network
+	// connection, which do closes to interrupt a command.
+	opts := append(f.opts[:len(f.opts):len(f.opts)], redis.DialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := f.dial(ctx, network, addr)
+		nc = c
+		return c, err
+	}))
+	var rc redis.Conn
+	var err error
+	if f.url {
+		rc, err = redis.DialURLContext(ctx, f.addr, opts...)
+	} else {
+		rc, err = redis.DialContext(ctx, f.network, f.addr, opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redispool: connect to %s: %w", f.redacted(), err)
+	}
+	return &conn{rc: rc, nc: nc}, nil
+}
+
+// redacted returns the address without the password a URL may carry.
+func (f *factory) redacted() string {
+	if !f.url {
+		return f.addr
+	}
+	if i, j := strings.Index(f.addr, "://"), strings.LastIndex(f.addr, "@"); i >= 0 && j > i {
+		return f.addr[:i+3] + "…" + f.addr[j:]
+	}
+	return f.addr
+}
+
+// Destroy closes the connection without a QUIT: the pool destroys broken
+// connections too, and a round trip on those could only fail.
+func (f *factory) Destroy(c *conn) { c.rc.Close() }
+
+// Validate refuses, without I/O, a connection that saw a network or
+// protocol error, was interrupted, has replies unread, or is in a
+// transaction, a subscription or MONITOR. Cleaning such a connection
+// (reading the replies, DISCARD, UNSUBSCRIBE) would need round trips on the
+// path that gives it back; a new connection costs one connect, off that
+// path.
+func (f *factory) Validate(c *conn) error { return c.validate() }
+
+// Test sends PING and expects PONG.
+func (f *factory) Test(ctx context.Context, c *conn) error {
+	reply, err := c.do(ctx, 0, "PING")
+	if err != nil {
+		return fmt.Errorf("redispool: PING: %w", err)
+	}
+	if s, ok := reply.(string); !ok || s != "PONG" {
+		return fmt.Errorf("redispool: PING answered %v, want PONG", reply)
+	}
+	return nil
+}

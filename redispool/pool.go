@@ -1,0 +1,90 @@
+package redispool
+
+import (
+	"context"
+
+	"github.com/actorpool/actorpool"
+)
+
+// A Pool is a pool of connections to one Redis server. It is safe for use
+// by many goroutines.
+type Pool struct {
+	pool *actorpool.Pool[*conn]
+}
+
+// New returns a pool of connections to the server cfg names. It connects
+// to nothing until a connection is asked for, except Config.Pool.MinIdle
+// connections, which it opens at once in the background: New does not fail
+// when the server is down.
+func New(cfg Config) (*Pool, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p, err := actorpool.New[*conn](newFactory(&cfg), cfg.Pool)
+	if err != nil {
+		return nil, err
+	}
+	return &Pool{pool: p}, nil
+}
+
+// Do runs one command on a connection from the pool and gives the
+// connection back. Its result fits redigo's reply helpers:
+//
+//	n, err := redis.Int(pool.Do(ctx, "INCR", "visits"))
+//
+// An error reply from the server is a redis.Error and leaves the
+// connection in the pool. A network or protocol error, or a ctx that ends
+// while the command runs, closes the connection: the pool destroys it and
+// will create another. Do on the context of a With callback uses that
+// callback's connection.
+func (p *Pool) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	l, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := l.Value().do(ctx, 0, cmd, args...)
+	l.Release()
+	return reply, err
+}
+
+// Acquire takes a connection from the pool, waiting until one is free or
+// ctx ends. The caller must give it back with Conn.Close. Use it for
+// several commands on one connection: a pipeline, a transaction, a
+// subscription.
+//
+// It fails with actorpool.ErrClosed, actorpool.ErrPoolExhausted, an
+// *actorpool.CreateError when connecting failed, or an
+// *actorpool.WaitError when ctx ended first.
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+	l, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{lease: l, c: l.Value()}, nil
+}
+
+// With takes a connection, calls fn with it, and gives it back, even when
+// fn panics. A With, Do or Acquire on the context fn receives uses the same
+// connection. fn must not close c.
+func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, c *Conn) error) error {
+	return p.pool.With(ctx, func(ctx context.Context, c *conn) error {
+		return fn(ctx, &Conn{c: c, nested: true})
+	})
+}
+
+// Close closes the pool: takes fail from now on, idle connections are
+// closed at once and connections in use when they are given back. It
+// waits for them until ctx ends; see actorpool.Pool.Close.
+func (p *Pool) Close(ctx context.Context) error { return p.pool.Close(ctx) }
+
+// Reload replaces every connection: idle ones now, ones in use when they
+// are given back. Use it after the server failed over or the password
+// changed.
+func (p *Pool) Reload(ctx context.Context) error { return p.pool.Reload(ctx) }
+
+// Stats returns the pool's gauges and counters.
+func (p *Pool) Stats() actorpool.Stats { return p.pool.Stats() }
+
+// Config returns the pool's configuration, with defaults filled in.
+func (p *Pool) Config() actorpool.Config { return p.pool.Config() }

@@ -1,0 +1,134 @@
+package redispool
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/actorpool/actorpool"
+	"github.com/gomodule/redigo/redis"
+)
+
+// A Conn is a connection taken from a Pool. It is a redis.Conn, and also a
+// redis.ConnWithContext and a redis.ConnWithTimeout, so redigo's helpers
+// work with it: redis.String, redis.Values, redis.Script, redis.PubSubConn.
+// Close gives it back to the pool.
+//
+// A Conn is for one goroutine at a time, like a redigo connection. The pool
+// does not reuse a connection given back broken (a network or protocol
+// error, an interrupted command), with replies unread, or in a MULTI,
+// WATCH, SUBSCRIBE or MONITOR state: it closes it and opens another.
+type Conn struct {
+	lease  actorpool.Lease[*conn]
+	c      *conn // nil once given back
+	nested bool  // lent by With: With gives it back
+}
+
+// ErrConnClosed is returned by a Conn's methods after Close.
+var ErrConnClosed = errors.New("redispool: connection used after Close")
+
+var (
+	_ redis.Conn            = (*Conn)(nil)
+	_ redis.ConnWithContext = (*Conn)(nil)
+	_ redis.ConnWithTimeout = (*Conn)(nil)
+)
+
+// Close gives the connection back to the pool. It returns ErrConnClosed if
+// it was already given back. On a Conn lent by With it does nothing.
+func (c *Conn) Close() error {
+	if c.c == nil {
+		return ErrConnClosed
+	}
+	if c.nested {
+		return nil
+	}
+	c.c = nil
+	return c.lease.Release()
+}
+
+// Discard gives a connection the caller knows to be unusable back to the
+// pool to be closed. On a Conn lent by With it closes the network
+// connection, so that With's give-back destroys it.
+func (c *Conn) Discard() error {
+	if c.c == nil {
+		return ErrConnClosed
+	}
+	if c.nested {
+		c.c.interrupt()
+		return nil
+	}
+	c.c = nil
+	return c.lease.Destroy()
+}
+
+// Err returns a non-nil error if the connection is broken: the pool will
+// not reuse it.
+func (c *Conn) Err() error {
+	if c.c == nil {
+		return ErrConnClosed
+	}
+	return c.c.broken()
+}
+
+// Do sends a command, reads the replies to the commands sent before it
+// with Send, and returns the reply to this one. With an empty cmd it
+// flushes and reads the pending replies only.
+func (c *Conn) Do(cmd string, args ...any) (any, error) {
+	return c.DoContext(context.Background(), cmd, args...)
+}
+
+// DoContext is Do bounded by ctx: if ctx ends first, the connection is
+// closed under the command, which fails with ctx's error, and the pool will
+// not reuse it.
+func (c *Conn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	if c.c == nil {
+		return nil, ErrConnClosed
+	}
+	return c.c.do(ctx, 0, cmd, args...)
+}
+
+// DoWithTimeout is Do with a read timeout of its own, instead of the one
+// the connection was dialed with.
+func (c *Conn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
+	if c.c == nil {
+		return nil, ErrConnClosed
+	}
+	return c.c.do(context.Background(), timeout, cmd, args...)
+}
+
+// Send writes a command to the connection's output buffer.
+func (c *Conn) Send(cmd string, args ...any) error {
+	if c.c == nil {
+		return ErrConnClosed
+	}
+	return c.c.send(cmd, args...)
+}
+
+// Flush writes the output buffer to the server.
+func (c *Conn) Flush() error {
+	if c.c == nil {
+		return ErrConnClosed
+	}
+	return c.c.rc.Flush()
+}
+
+// Receive reads one reply.
+func (c *Conn) Receive() (any, error) {
+	return c.ReceiveContext(context.Background())
+}
+
+// ReceiveContext is Receive bounded by ctx, as DoContext is.
+func (c *Conn) ReceiveContext(ctx context.Context) (any, error) {
+	if c.c == nil {
+		return nil, ErrConnClosed
+	}
+	return c.c.receive(ctx, 0)
+}
+
+// ReceiveWithTimeout is Receive with a read timeout of its own.
+func (c *Conn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	if c.c == nil {
+		return nil, ErrConnClosed
+	}
+	return c.c.receive(context.Background(), timeout)
+}
