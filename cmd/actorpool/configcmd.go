@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/actorpool/actorpool/config"
+)
+
+const configHelp = `Usage: actorpool config check FILE...
+
+Check reads each configuration file, applies the overrides in the
+environment (ACTORPOOL_POOL_<POOL>_<SETTING>, ACTORPOOL_ACTOR_<ACTOR>_<SETTING>)
+and prints every problem it finds with its file, line and column, the
+setting, its value and the rule it breaks:
+
+  app.yaml:5:15: pools.redis.min_idle = 40: must not exceed max_objects (16)
+
+A file declares pools under "pools:" and actors under "actors:"; see
+examples/actorpool.yaml for one with every setting.
+
+Exit codes: 0 every file is fine, 1 a file has problems or cannot be read,
+2 usage error.
+`
+
+func runConfig(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), configHelp) }
+	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+		return code
+	}
+	switch {
+	case fs.NArg() == 0:
+		fmt.Fprint(stderr, "actorpool config: missing subcommand: 'check FILE...'\n\n"+configHelp)
+		return exitUsage
+	case fs.Arg(0) != "check":
+		fmt.Fprintf(stderr, "actorpool config: unknown subcommand %q; the one there is is 'check FILE...'\n", fs.Arg(0))
+		return exitUsage
+	case fs.NArg() == 1:
+		fmt.Fprint(stderr, "actorpool config check: name the files to check, such as examples/actorpool.yaml\n")
+		return exitUsage
+	}
+	code := exitOK
+	for _, path := range fs.Args()[1:] {
+		f, err := config.Load(path)
+		var cerr *config.Error
+		switch {
+		case errors.As(err, &cerr):
+			for _, p := range cerr.Problems {
+				fmt.Fprintln(stdout, p)
+			}
+			fmt.Fprintf(stderr, "%s: %s\n", path, plural(len(cerr.Problems), "problem"))
+			code = exitFailure
+		case err != nil:
+			fmt.Fprintf(stderr, "actorpool config check: %v\n", err)
+			code = exitFailure
+		default:
+			fmt.Fprintf(stdout, "%s: ok: %s, %s\n", path, names(len(f.Pools), "pool", poolNames(f)), names(len(f.Actors), "actor", actorNames(f)))
+		}
+	}
+	return code
+}
+
+func poolNames(f *config.File) []string {
+	var s []string
+	for _, p := range f.Pools {
+		s = append(s, p.Name)
+	}
+	return s
+}
+
+func actorNames(f *config.File) []string {
+	var s []string
+	for _, a := range f.Actors {
+		s = append(s, a.Name)
+	}
+	return s
+}
+
+func names(n int, what string, list []string) string {
+	if n == 0 {
+		return "no " + what + "s"
+	}
+	return plural(n, what) + " (" + strings.Join(list, ", ") + ")"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

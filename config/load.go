@@ -1,0 +1,352 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/actorpool/actorpool"
+)
+
+// Load reads the configuration file at path, applies the overrides found in
+// the process's environment, and checks the result. It returns every problem
+// it finds as an [*Error].
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data, os.Environ())
+}
+
+// Parse is Load for a file already read: data is its content, path names
+// it in problems, and environ holds the environment as "KEY=value" strings,
+// as os.Environ returns it; nil means no overrides.
+func Parse(path string, data []byte, environ []string) (*File, error) {
+	p := &parser{file: &File{Path: path}, env: parseEnviron(environ)}
+	p.parse(data)
+	if len(p.problems) > 0 {
+		slices.SortStableFunc(p.problems, func(a, b *Problem) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Column - b.Column
+		})
+		return nil, &Error{File: path, Problems: p.problems}
+	}
+	return p.file, nil
+}
+
+type parser struct {
+	file     *File
+	env      map[string]string
+	problems []*Problem
+	entries  []*entry // in the order of the file
+}
+
+// where is the origin of a value: a node of the file, or a variable.
+type where struct {
+	line, column int
+	env          string
+	value        *string // the value written there, if any
+}
+
+func (p *parser) problem(at where, field string, value *string, rule string) {
+	pr := &Problem{File: p.file.Path, Line: at.line, Column: at.column, Env: at.env, Field: field, Rule: rule}
+	if value != nil {
+		pr.Value, pr.Set = *value, true
+	}
+	p.problems = append(p.problems, pr)
+}
+
+func nodeAt(n *yaml.Node) where { return where{line: n.Line, column: n.Column} }
+
+// yamlLine finds the line in a syntax error from the YAML parser, which
+// reports it only in its message, as "yaml: line 3: ...".
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (p *parser) parse(data []byte) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		at, msg := where{}, err.Error()
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			at.line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		p.problem(at, "", nil, "not valid YAML: "+strings.TrimPrefix(msg, "yaml: "))
+		return
+	}
+	if len(doc.Content) == 0 {
+		p.problem(where{line: 1}, "", nil, "the file is empty: declare pools under \"pools:\" and actors under \"actors:\"")
+		return
+	}
+	root := resolve(doc.Content[0])
+	if root.Kind != yaml.MappingNode {
+		p.problem(nodeAt(root), "", nil, "the file must be a mapping with the keys \"pools\" and \"actors\"")
+		return
+	}
+	sections := []string{"pools", "actors"}
+	p.mapping(root, "", func(key, value *yaml.Node) {
+		switch key.Value {
+		case "pools":
+			p.section(key.Value, value, p.pool)
+		case "actors":
+			p.section(key.Value, value, p.actor)
+		default:
+			if strings.HasPrefix(key.Value, "x-") {
+				return // a place for anchors, such as x-defaults: &defaults
+			}
+			p.problem(nodeAt(key), key.Value, nil, unknown("section", key.Value, sections)+
+				" (a key starting with x- is ignored, to hold anchors)")
+		}
+	})
+	p.override()
+	for _, e := range p.entries {
+		e.check()
+	}
+	if len(p.entries) == 0 && len(p.problems) == 0 {
+		p.problem(nodeAt(root), "", nil, "the file declares no pools and no actors")
+	}
+}
+
+// resolve follows an alias to the node it names.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// mapping calls fn for each key and value of mapping m, in order, with the
+// entries a merge key (<<) brings in first, so that the mapping's own
+// entries override them. It reports keys that are not scalars and keys
+// given twice; path names m in those problems.
+func (p *parser) mapping(m *yaml.Node, path string, fn func(key, value *yaml.Node)) {
+	var merged, own [][2]*yaml.Node
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, value := m.Content[i], resolve(m.Content[i+1])
+		if key.Kind != yaml.ScalarNode {
+			p.problem(nodeAt(key), path, nil, "keys must be plain names")
+			continue
+		}
+		if key.Tag == "!!merge" || key.Value == "<<" {
+			merged = append(merged, p.mergeEntries(value, path)...)
+			continue
+		}
+		if first, ok := seen[key.Value]; ok {
+			p.problem(nodeAt(key), join(path, key.Value), nil, fmt.Sprintf("is given twice (first on line %d)", first.Line))
+			continue
+		}
+		seen[key.Value] = key
+		own = append(own, [2]*yaml.Node{key, value})
+	}
+	for _, kv := range merged {
+		if _, ok := seen[kv[0].Value]; !ok {
+			seen[kv[0].Value] = kv[0]
+			fn(kv[0], kv[1])
+		}
+	}
+	for _, kv := range own {
+		fn(kv[0], kv[1])
+	}
+}
+
+// mergeEntries returns the entries a merge key brings in: those of one
+// mapping, or of a list of mappings where the first to give a key wins.
+func (p *parser) mergeEntries(value *yaml.Node, path string) [][2]*yaml.Node {
+	var maps []*yaml.Node
+	switch value.Kind {
+	case yaml.MappingNode:
+		maps = []*yaml.Node{value}
+	case yaml.SequenceNode:
+		for _, n := range value.Content {
+			maps = append(maps, resolve(n))
+		}
+	}
+	var out [][2]*yaml.Node
+	seen := map[string]bool{}
+	for _, m := range maps {
+		if m.Kind != yaml.MappingNode {
+			p.problem(nodeAt(m), path, nil, "a merge key (<<) must name a mapping, such as *defaults")
+			continue
+		}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k := m.Content[i]
+			if k.Kind == yaml.ScalarNode && !seen[k.Value] {
+				seen[k.Value] = true
+				out = append(out, [2]*yaml.Node{k, resolve(m.Content[i+1])})
+			}
+		}
+	}
+	if len(maps) == 0 {
+		p.problem(nodeAt(value), path, nil, "a merge key (<<) must name a mapping, such as *defaults")
+	}
+	return out
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// section reads "pools" or "actors": a mapping of names to settings.
+func (p *parser) section(name string, value *yaml.Node, entry func(key, value *yaml.Node)) {
+	if isNull(value) {
+		return
+	}
+	if value.Kind != yaml.MappingNode {
+		p.problem(nodeAt(value), name, nil, "must be a mapping of names to settings")
+		return
+	}
+	p.mapping(value, name, func(key, value *yaml.Node) {
+		if rule := checkName(key.Value); rule != "" {
+			p.problem(nodeAt(key), join(name, key.Value), nil, rule)
+			return
+		}
+		if !isNull(value) && value.Kind != yaml.MappingNode {
+			p.problem(nodeAt(value), join(name, key.Value), nil, "must be a mapping of settings, such as {max_objects: 8}")
+			return
+		}
+		entry(key, value)
+	})
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// checkName returns the rule a pool's or actor's name breaks, or "". Names
+// appear in environment variables and metric labels, so they are kept to
+// what reads well in both.
+func checkName(name string) string {
+	if name == "" {
+		return "a name must not be empty"
+	}
+	for i, r := range name {
+		letter := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		if i == 0 && !letter {
+			return "a name must start with a letter"
+		}
+		if !letter && !('0' <= r && r <= '9') && r != '_' && r != '-' {
+			return fmt.Sprintf("a name may hold letters, digits, '_' and '-', not %q", r)
+		}
+	}
+	return ""
+}
+
+// origins records where each setting of one entry came from, by Go field
+// name, so that Validate's findings can be placed.
+type origins map[string]where
+
+// An entry is a pool or an actor read from the file, waiting for its
+// overrides and its validation.
+type entry struct {
+	kind  string // "POOL" or "ACTOR", as in the variables' names
+	key   *yaml.Node
+	path  string // "pools.redis"
+	from  origins
+	bad   map[string]bool // Go names of settings whose value did not parse
+	envs  []envSetting
+	check func() // validates the entry and adds it to the file
+}
+
+// An envSetting is a setting that a variable can override.
+type envSetting struct {
+	path, goName string // "backoff.initial", "Backoff.Initial"
+	set          func(value string) (rule string)
+}
+
+func envSettings[C any](all []leaf[C], c *C) []envSetting {
+	out := make([]envSetting, len(all))
+	for i, l := range all {
+		out[i] = envSetting{l.path, l.goName, func(v string) string { return l.parse(c, v) }}
+	}
+	return out
+}
+
+func (p *parser) pool(key, value *yaml.Node) {
+	e := &entry{kind: "POOL", key: key, path: join("pools", key.Value), from: origins{}, bad: map[string]bool{}}
+	cfg := &actorpool.Config{Name: key.Value}
+	settingsOf(p, value, e.path, poolSettings, cfg, e)
+	e.envs = envSettings(leaves(poolSettings, ""), cfg)
+	e.check = func() {
+		p.validated(e, cfg.Validate(), poolRules, func(goName string) string { return pathOf(poolSettings, goName) })
+		p.file.Pools = append(p.file.Pools, Pool{Name: key.Value, Line: key.Line, Config: *cfg})
+	}
+	p.entries = append(p.entries, e)
+}
+
+func (p *parser) actor(key, value *yaml.Node) {
+	e := &entry{kind: "ACTOR", key: key, path: join("actors", key.Value), from: origins{}, bad: map[string]bool{}}
+	a := &Actor{Name: key.Value, Line: key.Line}
+	settingsOf(p, value, e.path, actorSettings, a, e)
+	e.envs = envSettings(leaves(actorSettings, ""), a)
+	e.check = func() {
+		cfg := ActorConfig[struct{}](*a)
+		p.validated(e, cfg.Validate(), actorRules, func(goName string) string { return pathOf(actorSettings, goName) })
+		p.file.Actors = append(p.file.Actors, *a)
+	}
+	p.entries = append(p.entries, e)
+}
+
+// settingsOf reads the settings of one entry from mapping m into c.
+func settingsOf[C any](p *parser, m *yaml.Node, path string, settings []setting[C], c *C, e *entry) {
+	if isNull(m) {
+		return
+	}
+	var keys []string
+	for _, s := range settings {
+		keys = append(keys, s.key)
+	}
+	p.mapping(m, path, func(key, value *yaml.Node) {
+		i := slices.IndexFunc(settings, func(s setting[C]) bool { return s.key == key.Value })
+		if i < 0 {
+			p.problem(nodeAt(key), join(path, key.Value), nil, unknown("setting", key.Value, keys))
+			return
+		}
+		s := settings[i]
+		field := join(path, s.key)
+		if s.sub != nil {
+			if value.Kind != yaml.MappingNode && !isNull(value) {
+				p.problem(nodeAt(value), field, nil, "must be a mapping of settings, such as {initial: 100ms, max: 5s}")
+				return
+			}
+			e.from[s.goName] = nodeAt(key)
+			settingsOf(p, value, field, s.sub, c, e)
+			return
+		}
+		at := nodeAt(value)
+		e.from[s.goName] = at
+		if value.Kind != yaml.ScalarNode || isNull(value) {
+			e.bad[s.goName] = true
+			p.problem(at, field, nil, "must be a single value, not "+kindName(value))
+			return
+		}
+		at.value = &value.Value
+		e.from[s.goName] = at
+		if rule := s.parse(c, value.Value); rule != "" {
+			e.bad[s.goName] = true
+			p.problem(at, field, &value.Value, rule)
+		}
+	})
+}
+
+func kindName(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case isNull(n):
+		return "empty"
+	}
+	return "a " + n.ShortTag()
+}

@@ -1,0 +1,189 @@
+package config
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/actor"
+)
+
+// A setting is one key that a pool or an actor accepts.
+type setting[C any] struct {
+	key    string // as written in the file, such as "max_objects"
+	goName string // the Go field, as Validate names it, such as "MaxObjects"
+	// parse sets the field from its written value, or returns the rule
+	// the value breaks.
+	parse func(c *C, value string) (rule string)
+	// sub holds the settings of a nested mapping, such as backoff's.
+	sub []setting[C]
+}
+
+var poolSettings = []setting[actorpool.Config]{
+	intSetting("max_objects", "MaxObjects", func(c *actorpool.Config) *int { return &c.MaxObjects }),
+	intSetting("min_idle", "MinIdle", func(c *actorpool.Config) *int { return &c.MinIdle }),
+	durationSetting("max_idle_time", "MaxIdleTime", func(c *actorpool.Config) *time.Duration { return &c.MaxIdleTime }),
+	durationSetting("max_lifetime", "MaxLifetime", func(c *actorpool.Config) *time.Duration { return &c.MaxLifetime }),
+	intSetting("max_queue_size", "MaxQueueSize", func(c *actorpool.Config) *int { return &c.MaxQueueSize }),
+	durationSetting("create_timeout", "CreateTimeout", func(c *actorpool.Config) *time.Duration { return &c.CreateTimeout }),
+	durationSetting("test_timeout", "TestTimeout", func(c *actorpool.Config) *time.Duration { return &c.TestTimeout }),
+	durationSetting("validation_interval", "ValidationInterval", func(c *actorpool.Config) *time.Duration { return &c.ValidationInterval }),
+	durationSetting("leak_threshold", "LeakThreshold", func(c *actorpool.Config) *time.Duration { return &c.LeakThreshold }),
+	boolSetting("trace_acquires", "TraceAcquires", func(c *actorpool.Config) *bool { return &c.TraceAcquires }),
+	boolSetting("fifo", "FIFO", func(c *actorpool.Config) *bool { return &c.FIFO }),
+}
+
+var actorSettings = []setting[Actor]{
+	intSetting("workers", "Workers", func(a *Actor) *int { return &a.Workers }),
+	intSetting("min_workers", "MinWorkers", func(a *Actor) *int { return &a.MinWorkers }),
+	intSetting("max_workers", "MaxWorkers", func(a *Actor) *int { return &a.MaxWorkers }),
+	durationSetting("keep_alive", "KeepAlive", func(a *Actor) *time.Duration { return &a.KeepAlive }),
+	intSetting("capacity", "Capacity", func(a *Actor) *int { return &a.Capacity }),
+	{key: "overflow", goName: "Overflow", parse: parseOverflow},
+	intSetting("max_attempts", "MaxAttempts", func(a *Actor) *int { return &a.MaxAttempts }),
+	{key: "backoff", goName: "Backoff", sub: []setting[Actor]{
+		durationSetting("initial", "Backoff.Initial", func(a *Actor) *time.Duration { return &a.Backoff.Initial }),
+		durationSetting("max", "Backoff.Max", func(a *Actor) *time.Duration { return &a.Backoff.Max }),
+		floatSetting("multiplier", "Backoff.Multiplier", func(a *Actor) *float64 { return &a.Backoff.Multiplier }),
+		floatSetting("jitter", "Backoff.Jitter", func(a *Actor) *float64 { return &a.Backoff.Jitter }),
+	}},
+	durationSetting("timeout", "Timeout", func(a *Actor) *time.Duration { return &a.Timeout }),
+	durationSetting("grace", "Grace", func(a *Actor) *time.Duration { return &a.Grace }),
+	boolSetting("dead_letter_rejected", "DeadLetterRejected", func(a *Actor) *bool { return &a.DeadLetterRejected }),
+}
+
+func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {
+	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+		// Base 0 accepts what YAML does for integers: 1_000, 0x10.
+		n, err := strconv.ParseInt(v, 0, strconv.IntSize)
+		if err != nil {
+			return "must be a whole number, such as 8"
+		}
+		*field(c) = int(n)
+		return ""
+	}}
+}
+
+func durationSetting[C any](key, goName string, field func(*C) *time.Duration) setting[C] {
+	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return "must be a duration with a unit, such as 5s, 250ms or 1m30s"
+		}
+		*field(c) = d
+		return ""
+	}}
+}
+
+func boolSetting[C any](key, goName string, field func(*C) *bool) setting[C] {
+	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+		switch strings.ToLower(v) {
+		case "true":
+			*field(c) = true
+		case "false":
+			*field(c) = false
+		default:
+			return "must be true or false"
+		}
+		return ""
+	}}
+}
+
+func floatSetting[C any](key, goName string, field func(*C) *float64) setting[C] {
+	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return "must be a number, such as 0.2"
+		}
+		*field(c) = f
+		return ""
+	}}
+}
+
+// overflowNames maps what a file may write to the policies; the first
+// name of each is the one the rule suggests.
+var overflowNames = []struct {
+	names  []string
+	policy actor.Overflow
+}{
+	{[]string{"block"}, actor.OverflowBlock},
+	{[]string{"reject"}, actor.OverflowReject},
+	{[]string{"drop-oldest", "drop_oldest", "drop oldest"}, actor.OverflowDropOldest},
+	{[]string{"drop-newest", "drop_newest", "drop newest"}, actor.OverflowDropNewest},
+}
+
+func parseOverflow(a *Actor, v string) string {
+	for _, o := range overflowNames {
+		if slices.Contains(o.names, strings.ToLower(v)) {
+			a.Overflow = o.policy
+			return ""
+		}
+	}
+	return "must be one of block, reject, drop-oldest, drop-newest"
+}
+
+// A leaf is a setting with a value, flattened out of its nesting.
+type leaf[C any] struct {
+	path   string // "backoff.initial"
+	goName string
+	parse  func(c *C, value string) string
+}
+
+func leaves[C any](settings []setting[C], prefix string) []leaf[C] {
+	var out []leaf[C]
+	for _, s := range settings {
+		if s.sub != nil {
+			out = append(out, leaves(s.sub, prefix+s.key+".")...)
+			continue
+		}
+		out = append(out, leaf[C]{prefix + s.key, s.goName, s.parse})
+	}
+	return out
+}
+
+// goNames returns a replacer of the Go field names in the rules that
+// Validate writes by the keys a file uses, so that a rule such as "must not
+// exceed MaxObjects (8)" reads "must not exceed max_objects (8)".
+func goNames[C any](settings []setting[C], prefix string) []string {
+	var pairs [][2]string
+	var walk func([]setting[C], string)
+	walk = func(ss []setting[C], prefix string) {
+		for _, s := range ss {
+			pairs = append(pairs, [2]string{s.goName, prefix + s.key})
+			if s.sub != nil {
+				walk(s.sub, prefix+s.key+".")
+			}
+		}
+	}
+	walk(settings, prefix)
+	// Longest first, so that Backoff.Max is not read as Backoff then .Max.
+	slices.SortFunc(pairs, func(a, b [2]string) int { return len(b[0]) - len(a[0]) })
+	var out []string
+	for _, p := range pairs {
+		out = append(out, p[0], p[1])
+	}
+	return out
+}
+
+var (
+	poolRules  = strings.NewReplacer(goNames(poolSettings, "")...)
+	actorRules = strings.NewReplacer(goNames(actorSettings, "")...)
+)
+
+// pathOf returns the key path of the Go field goName, or "" if it has none.
+func pathOf[C any](settings []setting[C], goName string) string {
+	for _, s := range settings {
+		if s.goName == goName {
+			return s.key
+		}
+		if s.sub != nil {
+			if p := pathOf(s.sub, goName); p != "" {
+				return s.key + "." + p
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,215 @@
+package metrics
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/actor"
+)
+
+// DefaultBuckets are the upper bounds, in seconds, of the histograms'
+// buckets when Options.Buckets is nil: 10µs to 10s in steps of 1, 2.5 and
+// 5, which spans an idle take (microseconds) to a stalled create (seconds).
+var DefaultBuckets = []float64{
+	0.00001, 0.000025, 0.00005,
+	0.0001, 0.00025, 0.0005,
+	0.001, 0.0025, 0.005,
+	0.01, 0.025, 0.05,
+	0.1, 0.25, 0.5,
+	1, 2.5, 5, 10,
+}
+
+// Options shape a Collector. The zero value is ready to use.
+type Options struct {
+	// Buckets are the upper bounds, in seconds, of every histogram's
+	// buckets, in increasing order. Nil means DefaultBuckets.
+	Buckets []float64
+	// ConstLabels are added to every series, such as {"service": "api"}.
+	ConstLabels prometheus.Labels
+}
+
+// A Collector is a prometheus.Collector for pools and actors. It is safe for
+// concurrent use: pools and actors may be added and removed while it is
+// scraped.
+type Collector struct {
+	mu     sync.Mutex
+	pools  map[string]func() actorpool.Stats
+	actors map[string]func() actor.Stats
+
+	poolDescs  []poolMetric
+	actorDescs []actorMetric
+	destroyed  *prometheus.Desc
+
+	poolWait, poolHold, poolCreate, poolTest *prometheus.HistogramVec
+	actorQueueWait, actorRun                 *prometheus.HistogramVec
+}
+
+// NewCollector returns a Collector with no pools and no actors.
+func NewCollector(opts Options) *Collector {
+	buckets := opts.Buckets
+	if buckets == nil {
+		buckets = DefaultBuckets
+	}
+	hist := func(name, help string, labels ...string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: name, Help: help, Buckets: buckets, ConstLabels: opts.ConstLabels,
+		}, labels)
+	}
+	c := &Collector{
+		pools:  map[string]func() actorpool.Stats{},
+		actors: map[string]func() actor.Stats{},
+
+		poolWait: hist("actorpool_pool_wait_seconds",
+			"Time takes spent queued for an object, by how the wait ended (result: ok or error). Takes that found an idle object did not queue and are not counted.",
+			"pool", "result"),
+		poolHold: hist("actorpool_pool_hold_seconds",
+			"Time objects were held by callers, from the take to the give-back or destroy.",
+			"pool"),
+		poolCreate: hist("actorpool_pool_create_seconds",
+			"Time Factory.Create calls took, by result (ok or error).",
+			"pool", "result"),
+		poolTest: hist("actorpool_pool_test_seconds",
+			"Time Factory.Test calls took, by result (ok or error).",
+			"pool", "result"),
+		actorQueueWait: hist("actorpool_actor_queue_wait_seconds",
+			"Time tasks waited in the mailbox before a worker started them, counted at each attempt.",
+			"actor"),
+		actorRun: hist("actorpool_actor_run_seconds",
+			"Time handler attempts took, by result (ok or error).",
+			"actor", "result"),
+	}
+	for _, m := range poolMetrics {
+		m.desc = prometheus.NewDesc(m.name, m.help, []string{"pool"}, opts.ConstLabels)
+		c.poolDescs = append(c.poolDescs, m)
+	}
+	c.destroyed = prometheus.NewDesc("actorpool_pool_destroyed_total",
+		"Objects destroyed, by reason: invalid, idle, lifetime, test_failed, test_timeout, leaked, reloaded, closed, discarded.",
+		[]string{"pool", "reason"}, opts.ConstLabels)
+	for _, m := range actorMetrics {
+		m.desc = prometheus.NewDesc(m.name, m.help, []string{"actor"}, opts.ConstLabels)
+		c.actorDescs = append(c.actorDescs, m)
+	}
+	return c
+}
+
+// AddPool has the collector report the gauges and counters that stats
+// returns, usually a pool's Stats method, under the label pool=name. It
+// fails if a pool of that name was added and not removed.
+func (c *Collector) AddPool(name string, stats func() actorpool.Stats) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pools[name]; ok {
+		return fmt.Errorf("metrics: a pool named %q is already added; remove it first or choose another name", name)
+	}
+	c.pools[name] = stats
+	return nil
+}
+
+// RemovePool stops reporting the pool name, its histograms included, so
+// that a closed pool's series disappear.
+func (c *Collector) RemovePool(name string) {
+	c.mu.Lock()
+	delete(c.pools, name)
+	c.mu.Unlock()
+	for _, h := range []*prometheus.HistogramVec{c.poolWait, c.poolHold, c.poolCreate, c.poolTest} {
+		h.DeletePartialMatch(prometheus.Labels{"pool": name})
+	}
+}
+
+// AddActor has the collector report the gauges and counters that stats
+// returns, usually an actor's Stats method, under the label actor=name. It
+// fails if an actor of that name was added and not removed.
+func (c *Collector) AddActor(name string, stats func() actor.Stats) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.actors[name]; ok {
+		return fmt.Errorf("metrics: an actor named %q is already added; remove it first or choose another name", name)
+	}
+	c.actors[name] = stats
+	return nil
+}
+
+// RemoveActor stops reporting the actor name, its histograms included.
+func (c *Collector) RemoveActor(name string) {
+	c.mu.Lock()
+	delete(c.actors, name)
+	c.mu.Unlock()
+	for _, h := range []*prometheus.HistogramVec{c.actorQueueWait, c.actorRun} {
+		h.DeletePartialMatch(prometheus.Labels{"actor": name})
+	}
+}
+
+// Describe sends the descriptions of every metric the collector reports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range c.poolDescs {
+		ch <- m.desc
+	}
+	ch <- c.destroyed
+	for _, m := range c.actorDescs {
+		ch <- m.desc
+	}
+	for _, h := range c.histograms() {
+		h.Describe(ch)
+	}
+}
+
+// Collect reads the Stats of every pool and actor added, and sends them
+// with the histograms.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	pools := make(map[string]func() actorpool.Stats, len(c.pools))
+	for name, stats := range c.pools {
+		pools[name] = stats
+	}
+	actors := make(map[string]func() actor.Stats, len(c.actors))
+	for name, stats := range c.actors {
+		actors[name] = stats
+	}
+	c.mu.Unlock()
+
+	// Stats are read outside the lock: a slow one must not hold up
+	// AddPool and RemovePool.
+	for _, name := range sortedKeys(pools) {
+		st := pools[name]()
+		for _, m := range c.poolDescs {
+			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), name)
+		}
+		for _, r := range destroyReasons {
+			ch <- prometheus.MustNewConstMetric(c.destroyed, prometheus.CounterValue, float64(r.count(st.DestroyedBy)), name, r.name)
+		}
+	}
+	for _, name := range sortedKeys(actors) {
+		st := actors[name]()
+		for _, m := range c.actorDescs {
+			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), name)
+		}
+	}
+	for _, h := range c.histograms() {
+		h.Collect(ch)
+	}
+}
+
+func (c *Collector) histograms() []*prometheus.HistogramVec {
+	return []*prometheus.HistogramVec{c.poolWait, c.poolHold, c.poolCreate, c.poolTest, c.actorQueueWait, c.actorRun}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// result is the value of the "result" label for an error.
+func result(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}
