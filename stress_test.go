@@ -51,7 +51,7 @@ func stress(t *testing.T, fifo bool) {
 			case id%29 == 5:
 				panic("driver bug")
 			case id%31 == 7:
-				time.Sleep(time.Minute) // stalls past CreateTimeout, ignoring ctx
+				time.Sleep(5 * time.Second) // stalls past CreateTimeout, ignoring ctx
 			case id%7 == 1:
 				select {
 				case <-time.After(50 * time.Millisecond):
@@ -85,6 +85,7 @@ func stress(t *testing.T, fifo bool) {
 	}
 
 	var taken atomic.Int64 // takes that got a lease of their own
+	taken.Add(6)           // the quiet spell's, below
 	var wg sync.WaitGroup
 	loadDone := make(chan struct{})
 	reloads := make(chan struct{})
@@ -152,8 +153,20 @@ func stress(t *testing.T, fifo bool) {
 	wg.Wait()
 	close(loadDone)
 	<-reloads
-	// A quiet spell: idle objects are tested, evicted, refilled.
-	time.Sleep(2 * time.Second)
+	// A quiet spell: six objects go idle together, and are tested, evicted
+	// down to MinIdle or retired by age, and refilled.
+	var idle []Lease[*conn]
+	for len(idle) < 6 {
+		if l, err := p.Acquire(context.Background()); err == nil {
+			idle = append(idle, l)
+		}
+	}
+	for _, l := range idle {
+		if err := l.Release(); err != nil {
+			t.Errorf("Release: %v", err)
+		}
+	}
+	time.Sleep(3 * time.Second)
 	if m := f.max(); m > maxObjects {
 		t.Errorf("%d objects alive at once, want at most %d", m, maxObjects)
 	}
