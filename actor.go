@@ -406,10 +406,16 @@ func (a *lifecycle[T]) putInService(s *slot) {
 	p := a.p
 	seq := s.load().seq()
 	p.mu.Lock()
-	if served, _ := p.serveLocked(s, kindReserved, seq); !served {
+	w, _ := p.serveLocked(s, kindReserved, seq)
+	if w == nil {
+		// Listed under the lock, so that no waiter can queue in between
+		// unseen.
 		p.list(s, kindReserved, seq)
 	}
 	p.mu.Unlock()
+	if w != nil {
+		w.ch <- handoff{idx: s.idx}
+	}
 }
 
 // destroy destroys the object of a reserved slot on a goroutine of its own.

@@ -163,12 +163,13 @@ func (p *core) giveBack(s *slot, seq uint32) bool {
 	}
 	if p.waiting.Load() > 0 {
 		p.mu.Lock()
-		served, ok := p.serveLocked(s, kindInUse, seq)
+		w, ok := p.serveLocked(s, kindInUse, seq)
 		p.mu.Unlock()
 		if !ok {
 			return false
 		}
-		if served {
+		if w != nil {
+			w.ch <- handoff{idx: s.idx}
 			return true
 		}
 	}
@@ -300,7 +301,8 @@ func (p *core) observeHold(s *slot) {
 	}
 }
 
-// since is the pool's monotonic clock, for hold times.
+// since is the pool's monotonic clock, for wait and hold times: one read of
+// the monotonic clock, where time.Now reads the wall clock too.
 func (p *core) since() int64 { return int64(time.Since(p.epoch)) }
 
 // post sends a message to the actor, and reports false when the actor has

@@ -210,21 +210,22 @@ func (p *core) startAsync() bool {
 // acquireSlow queues the caller as a waiter and blocks until it is served
 // or ctx ends.
 func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
-	p.stats.emptyAcquires.Add(1)
 	w := p.waiters.get(ctx)
 	p.mu.Lock()
 	if p.qclosed {
 		p.mu.Unlock()
 		p.waiters.put(w)
+		p.stats.emptyAcquires.Add(1)
 		return nil, 0, ErrClosed
 	}
 	if p.cfg.MaxQueueSize > 0 && p.nwait >= p.cfg.MaxQueueSize {
 		p.mu.Unlock()
 		p.waiters.put(w)
+		p.stats.emptyAcquires.Add(1)
 		p.stats.exhausted.Add(1)
 		return nil, 0, ErrPoolExhausted
 	}
-	w.since = time.Now()
+	w.since = p.since()
 	w.createErrs = p.stats.createErrors.Load()
 	p.enqueueLocked(w)
 	// An object may have gone idle between takeIdle and enqueueLocked.
@@ -236,28 +237,16 @@ func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
 	}
 
 	var h handoff
-	select {
-	case h = <-w.ch:
-	case <-w.done:
-		p.mu.Lock()
-		if w.queued {
-			p.removeLocked(w)
-			p.mu.Unlock()
-			return nil, 0, p.giveUp(ctx, w)
-		}
-		p.mu.Unlock()
-		// Served, or passed over, as the context ended: the hand-off is
-		// already in the channel.
+	if w.done == nil {
+		// A context that never ends: a plain receive is cheaper than a
+		// select.
 		h = <-w.ch
-		if h.idx >= 0 {
-			p.stats.unlent.Add(1)
-			s := &p.slots[h.idx]
-			p.giveBack(s, s.load().seq())
+	} else {
+		select {
+		case h = <-w.ch:
+		case <-w.done:
+			return p.abandonWait(ctx, w)
 		}
-		if h.err != nil {
-			return nil, 0, p.finishWait(w, h.err)
-		}
-		return nil, 0, p.giveUp(ctx, w)
 	}
 	if h.idx < 0 {
 		if h.err != nil {
@@ -270,10 +259,35 @@ func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
 	return s, s.load().seq(), nil
 }
 
+// abandonWait ends the wait of a taker whose context ended: it leaves the
+// queue, or, if it was served or passed over as the context ended, takes
+// what it was handed and passes an object on.
+func (p *core) abandonWait(ctx context.Context, w *waiter) (*slot, uint32, error) {
+	p.mu.Lock()
+	if w.queued {
+		p.removeLocked(w)
+		p.mu.Unlock()
+		return nil, 0, p.giveUp(ctx, w)
+	}
+	p.mu.Unlock()
+	// Served, or passed over, as the context ended: the hand-off is
+	// already in the channel.
+	h := <-w.ch
+	if h.idx >= 0 {
+		p.stats.unlent.Add(1)
+		s := &p.slots[h.idx]
+		p.giveBack(s, s.load().seq())
+	}
+	if h.err != nil {
+		return nil, 0, p.finishWait(w, h.err)
+	}
+	return nil, 0, p.giveUp(ctx, w)
+}
+
 // finishWait records a wait that ended with err (nil when it was served),
 // recycles w and returns err.
 func (p *core) finishWait(w *waiter, err error) error {
-	d := time.Since(w.since)
+	d := time.Duration(p.since() - w.since)
 	p.stats.waits.Add(1)
 	p.stats.waitNanos.Add(int64(d))
 	if o := p.cfg.Observer; o != nil {
@@ -285,7 +299,7 @@ func (p *core) finishWait(w *waiter, err error) error {
 
 // giveUp ends a wait whose context ended, with a WaitError.
 func (p *core) giveUp(ctx context.Context, w *waiter) error {
-	err := p.waitError(ctx, time.Since(w.since), w.createErrs)
+	err := p.waitError(ctx, time.Duration(p.since()-w.since), w.createErrs)
 	if errors.Is(err, ErrTimeout) {
 		p.stats.timeouts.Add(1)
 	} else {

@@ -72,7 +72,7 @@ func (c destroyCause) String() string { return causeNames[c] }
 // counters are the pool's cumulative counts. Those written outside the
 // actor are written only on slow paths: waiting, failing, destroying.
 type counters struct {
-	emptyAcquires atomic.Int64
+	emptyAcquires atomic.Int64 // takes that found nothing and did not queue; those that did are waits
 	waits         atomic.Int64
 	waitNanos     atomic.Int64
 	canceled      atomic.Int64
@@ -112,7 +112,7 @@ func (p *core) snapshot() Stats {
 		Waiting:    int(p.waiting.Load()),
 
 		Acquires:          p.acquires(),
-		EmptyAcquires:     p.stats.emptyAcquires.Load(),
+		EmptyAcquires:     p.stats.emptyAcquires.Load() + p.stats.waits.Load(),
 		Waits:             p.stats.waits.Load(),
 		WaitDuration:      time.Duration(p.stats.waitNanos.Load()),
 		CanceledAcquires:  p.stats.canceled.Load(),

@@ -3,7 +3,6 @@ package actorpool
 import (
 	"context"
 	"sync"
-	"time"
 )
 
 // A waiter is a take that found no idle object. Waiters queue first come,
@@ -15,7 +14,7 @@ type waiter struct {
 	done       <-chan struct{}
 	prev, next *waiter
 	queued     bool
-	since      time.Time
+	since      int64 // Pool.since() when the wait began
 	createErrs int64 // the pool's create error count when the wait began
 }
 
@@ -95,22 +94,23 @@ func (p *core) nextWaiterLocked() *waiter {
 	return nil
 }
 
-// serveLocked hands the slot to the oldest live waiter, moving it from kind
-// from with seq to in use. It reports served false, leaving the slot as it
-// was, when no waiter is left, and ok false when the slot was not in kind
-// from with seq (a stale lease), in which case no waiter is served.
-// p.mu must be held.
-func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (served, ok bool) {
-	w := p.nextWaiterLocked()
+// serveLocked claims the slot, from kind from with seq, for the oldest live
+// waiter, and dequeues that waiter; the caller hands it the slot with
+// w.ch <- handoff{idx: s.idx} once it has let go of p.mu, so that the lock
+// is not held while the waiter is woken. It returns a nil waiter, leaving
+// the slot as it was, when no waiter is left, and ok false when the slot
+// was not in kind from with seq (a stale lease), in which case no waiter is
+// dequeued. p.mu must be held.
+func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (w *waiter, ok bool) {
+	w = p.nextWaiterLocked()
 	if w == nil {
-		return false, true
+		return nil, true
 	}
 	if _, ok := s.handOut(from, seq); !ok {
 		p.requeueLocked(w)
-		return false, false
+		return nil, false
 	}
-	w.ch <- handoff{idx: s.idx}
-	return true, true
+	return w, true
 }
 
 // requeueLocked puts w back at the head of the queue. p.mu must be held.
