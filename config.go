@@ -73,6 +73,18 @@ type Config struct {
 	// say where the lease was acquired. It costs a stack walk per take.
 	TraceAcquires bool
 
+	// HandoffAfter chooses between strict and bounded fairness when takers
+	// wait. Zero, the default, hands every object given back to the
+	// oldest waiter at once: strict first come, first served. A positive
+	// duration lets a running goroutine take an object given back ahead of
+	// the waiters, as sync.Mutex lets a running goroutine take the lock,
+	// and hands objects straight to the oldest waiter only once it has
+	// waited this long. When goroutines outnumber objects and hold them
+	// briefly, this avoids a goroutine switch per take; no waiter is passed
+	// over for much longer than HandoffAfter. A millisecond, sync.Mutex's
+	// bound, suits most pools.
+	HandoffAfter time.Duration
+
 	// FIFO reuses the object idle the longest first, spreading use over
 	// every object. The default, last-in first-out, reuses the most
 	// recently given back, so that surplus objects go idle and age out.
@@ -127,6 +139,7 @@ func (c Config) Validate() error {
 		{"TestTimeout", c.TestTimeout, "the default, " + DefaultTestTimeout.String()},
 		{"ValidationInterval", c.ValidationInterval, "never"},
 		{"LeakThreshold", c.LeakThreshold, "never"},
+		{"HandoffAfter", c.HandoffAfter, "strict first come, first served"},
 	}
 	for _, f := range durations {
 		if f.d < 0 {

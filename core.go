@@ -26,6 +26,7 @@ type core struct {
 	destroySlot  func(s *slot)       // Factory.Destroy on the slot's object, now
 
 	closed   atomic.Bool
+	starving atomic.Bool // HandoffAfter > 0 and a waiter has waited past it: hand objects straight to waiters
 	withUsed atomic.Bool // With has run: from then on Acquire looks for a lease in its context
 
 	_      [64]byte
@@ -35,9 +36,11 @@ type core struct {
 
 	_       [64]byte
 	waiting atomic.Int32 // nwait, readable without the lock
+	wakeOut atomic.Bool  // HandoffAfter > 0: a waiter is awake to compete for an object; wake no other
 
 	mu         sync.Mutex // guards the wait queue
 	head, tail *waiter
+	woken      *waiter // the waiter woken to compete, if any
 	nwait      int
 	qclosed    bool // no new waiters: the pool is closing
 	asyncTakes sync.WaitGroup
@@ -161,7 +164,7 @@ func (p *core) giveBack(s *slot, seq uint32) bool {
 	if cause, bad := p.unusable(s); bad {
 		return p.retire(s, seq, kindInUse, cause)
 	}
-	if p.waiting.Load() > 0 {
+	if p.waiting.Load() > 0 && p.handingOff() {
 		p.mu.Lock()
 		w, ok := p.serveLocked(s, kindInUse, seq)
 		p.mu.Unlock()
@@ -184,12 +187,23 @@ func (p *core) giveBack(s *slot, seq uint32) bool {
 	// and the object going idle; each of them looks at the idle objects
 	// after its own step, and this looks at them after ours.
 	if p.waiting.Load() > 0 {
-		p.serveIdle()
+		if p.handingOff() {
+			p.serveIdle()
+		} else if !p.wakeOut.Load() {
+			p.wakeOne()
+		}
 	}
 	if p.closed.Load() {
 		p.post(message{kind: msgSweep})
 	}
 	return true
+}
+
+// handingOff reports whether objects given back go straight to waiters:
+// always with strict fairness, and with bounded fairness while a waiter has
+// waited past Config.HandoffAfter.
+func (p *core) handingOff() bool {
+	return p.cfg.HandoffAfter == 0 || p.starving.Load()
 }
 
 // list moves a slot from kind from with seq to idle, and puts its index in

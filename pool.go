@@ -174,6 +174,11 @@ func (p *core) acquire(ctx context.Context) (*slot, uint32, error) {
 		default:
 		}
 	}
+	if p.starving.Load() && p.waiting.Load() > 0 {
+		// Bounded fairness, and a waiter has waited too long: queue
+		// behind it rather than take an object ahead of it.
+		return p.acquireSlow(ctx)
+	}
 	if s, seq := p.takeIdle(); s != nil {
 		return s, seq, nil
 	}
@@ -236,27 +241,35 @@ func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
 		p.post(message{kind: msgDemand})
 	}
 
-	var h handoff
-	if w.done == nil {
-		// A context that never ends: a plain receive is cheaper than a
-		// select.
-		h = <-w.ch
-	} else {
-		select {
-		case h = <-w.ch:
-		case <-w.done:
-			return p.abandonWait(ctx, w)
+	for {
+		var h handoff
+		if w.done == nil {
+			// A context that never ends: a plain receive is cheaper than a
+			// select.
+			h = <-w.ch
+		} else {
+			select {
+			case h = <-w.ch:
+			case <-w.done:
+				return p.abandonWait(ctx, w)
+			}
 		}
-	}
-	if h.idx < 0 {
-		if h.err != nil {
+		switch {
+		case h.idx == wakeUp:
+			if s, seq, ok := p.compete(w); ok {
+				p.finishWait(w, nil)
+				return s, seq, nil
+			}
+		case h.idx >= 0:
+			p.finishWait(w, nil)
+			s := &p.slots[h.idx]
+			return s, s.load().seq(), nil
+		case h.err != nil:
 			return nil, 0, p.finishWait(w, h.err)
+		default:
+			return nil, 0, p.giveUp(ctx, w)
 		}
-		return nil, 0, p.giveUp(ctx, w)
 	}
-	p.finishWait(w, nil)
-	s := &p.slots[h.idx]
-	return s, s.load().seq(), nil
 }
 
 // abandonWait ends the wait of a taker whose context ended: it leaves the
@@ -265,14 +278,31 @@ func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
 func (p *core) abandonWait(ctx context.Context, w *waiter) (*slot, uint32, error) {
 	p.mu.Lock()
 	if w.queued {
+		woken := w.woken
 		p.removeLocked(w)
+		if woken {
+			// It was woken to compete, and leaves: drop the wake-up, and
+			// pass it on to the next waiter.
+			<-w.ch
+			w.woken = false
+			p.serveIdleLocked()
+		}
 		p.mu.Unlock()
+		if woken && !p.handingOff() && p.waiting.Load() > 0 {
+			p.wakeOne()
+		}
 		return nil, 0, p.giveUp(ctx, w)
 	}
 	p.mu.Unlock()
 	// Served, or passed over, as the context ended: the hand-off is
-	// already in the channel.
+	// already in the channel, maybe behind a wake-up.
 	h := <-w.ch
+	if h.idx == wakeUp {
+		p.mu.Lock()
+		w.woken = false
+		p.mu.Unlock()
+		h = <-w.ch
+	}
 	if h.idx >= 0 {
 		p.stats.unlent.Add(1)
 		s := &p.slots[h.idx]

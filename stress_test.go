@@ -3,6 +3,7 @@ package actorpool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -25,16 +26,23 @@ import (
 // It runs in a synctest bubble, so deadlines are exact and the run is the
 // same on a loaded machine as on an idle one.
 func TestStress(t *testing.T) {
-	for _, fifo := range []bool{false, true} {
-		name := "LIFO"
-		if fifo {
-			name = "FIFO"
-		}
-		t.Run(name, func(t *testing.T) { synctest.Test(t, func(t *testing.T) { stress(t, fifo) }) })
+	for _, tt := range []struct {
+		name         string
+		fifo         bool
+		handoffAfter time.Duration
+	}{
+		{"LIFO", false, 0},
+		{"FIFO", true, 0},
+		{"LIFO/bounded", false, time.Millisecond},
+		{"FIFO/bounded", true, time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { stress(t, tt.fifo, tt.handoffAfter) })
+		})
 	}
 }
 
-func stress(t *testing.T, fifo bool) {
+func stress(t *testing.T, fifo bool, handoffAfter time.Duration) {
 	const (
 		maxObjects = 16
 		goroutines = 2000
@@ -78,6 +86,7 @@ func stress(t *testing.T, fifo bool) {
 		MaxIdleTime:        300 * time.Millisecond,
 		MaxLifetime:        2 * time.Second,
 		FIFO:               fifo,
+		HandoffAfter:       handoffAfter,
 		Logger:             discardLogger(),
 	})
 	if err != nil {
@@ -228,13 +237,19 @@ func TestStressRealTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	for _, handoffAfter := range []time.Duration{0, time.Millisecond} {
+		t.Run(fmt.Sprintf("HandoffAfter=%v", handoffAfter), func(t *testing.T) { stressRealTime(t, handoffAfter) })
+	}
+}
+
+func stressRealTime(t *testing.T, handoffAfter time.Duration) {
 	f := &factory{create: func(ctx context.Context, id int) error {
 		if rand.IntN(10) == 0 {
 			return errors.New("refused")
 		}
 		return nil
 	}}
-	p, err := New[*conn](f, Config{MaxObjects: 8, Logger: discardLogger()})
+	p, err := New[*conn](f, Config{MaxObjects: 8, HandoffAfter: handoffAfter, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,22 +9,34 @@ import (
 // first served, under Pool.mu, and are handed objects directly: whoever
 // frees an object while waiters exist gives it to the oldest live one,
 // so an object never sits idle while a waiter sleeps.
+//
+// With Config.HandoffAfter set, an object given back goes idle instead, so
+// that a running goroutine can take it at once, and the oldest waiter is
+// woken to compete for it (one waiter at a time: Pool.woken). A waiter that
+// loses after waiting HandoffAfter sets Pool.starving, and objects are
+// handed straight to waiters again until one is served that had waited
+// less.
 type waiter struct {
-	ch         chan handoff // capacity 1, so a hand-off never blocks
+	ch         chan handoff // capacity 2: a wake-up and a hand-off never block
 	done       <-chan struct{}
 	prev, next *waiter
 	queued     bool
+	woken      bool  // a wake-up is in ch, or being acted on
 	since      int64 // Pool.since() when the wait began
 	createErrs int64 // the pool's create error count when the wait began
 }
 
-// A handoff is what a waiter receives: a slot handed out to it, or an error
-// that ends its take. A slot of -1 with no error means the waiter was
-// skipped because its context had ended.
+// A handoff is what a waiter receives: a slot handed out to it, a wake-up
+// to compete for an idle object, or an error that ends its take. A slot of
+// -1 with no error means the waiter was skipped because its context had
+// ended.
 type handoff struct {
 	idx int32
 	err error
 }
+
+// wakeUp is the index of a handoff that wakes a waiter to compete.
+const wakeUp = -2
 
 // waiterCache recycles waiters and their channels. Each pool has its own,
 // so that a channel is only ever used by the goroutines of one pool (which
@@ -34,7 +46,7 @@ type waiterCache struct{ sync.Pool }
 func (c *waiterCache) get(ctx context.Context) *waiter {
 	w, _ := c.Get().(*waiter)
 	if w == nil {
-		w = &waiter{ch: make(chan handoff, 1)}
+		w = &waiter{ch: make(chan handoff, 2)}
 	}
 	w.done = ctx.Done()
 	return w
@@ -61,6 +73,12 @@ func (p *core) enqueueLocked(w *waiter) {
 
 // removeLocked takes w out of the queue. p.mu must be held.
 func (p *core) removeLocked(w *waiter) {
+	if p.woken == w {
+		// Its wake-up stays in its channel for it to find; the next give-back
+		// may wake another.
+		p.woken = nil
+		p.wakeOut.Store(false)
+	}
 	if w.prev != nil {
 		w.prev.next = w.next
 	} else {
@@ -110,6 +128,11 @@ func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (w *waiter, ok bo
 		p.requeueLocked(w)
 		return nil, false
 	}
+	if p.starving.Load() && (p.nwait == 0 || p.since()-w.since < int64(p.cfg.HandoffAfter)) {
+		// Served a waiter that was not starving, or the last one: back to
+		// letting running goroutines take objects first.
+		p.starving.Store(false)
+	}
 	return w, true
 }
 
@@ -125,6 +148,57 @@ func (p *core) requeueLocked(w *waiter) {
 	p.head = w
 	p.nwait++
 	p.waiting.Store(int32(p.nwait))
+}
+
+// wakeOne wakes the oldest waiter to compete for an object just made idle,
+// unless a waiter is already awake for that.
+func (p *core) wakeOne() {
+	p.mu.Lock()
+	if w := p.head; w != nil && p.woken == nil {
+		w.woken = true
+		p.woken = w
+		p.wakeOut.Store(true)
+		w.ch <- handoff{idx: wakeUp}
+	}
+	p.mu.Unlock()
+}
+
+// compete is what a woken waiter does: take an idle object if one is left,
+// and otherwise go back to waiting, having told the pool to hand objects
+// straight to waiters if it has now waited past Config.HandoffAfter.
+func (p *core) compete(w *waiter) (*slot, uint32, bool) {
+	s, seq := p.takeIdle()
+	p.mu.Lock()
+	w.woken = false
+	if p.woken == w {
+		p.woken = nil
+		p.wakeOut.Store(false)
+	}
+	if s != nil {
+		if w.queued {
+			p.removeLocked(w)
+			p.mu.Unlock()
+			return s, seq, true
+		}
+		p.mu.Unlock()
+		// w was dequeued to be served as it competed: a hand-off or an
+		// error is on its way. It keeps what it took and passes the other
+		// object on.
+		if h := <-w.ch; h.idx >= 0 {
+			p.stats.unlent.Add(1)
+			o := &p.slots[h.idx]
+			p.giveBack(o, o.load().seq())
+		}
+		return s, seq, true
+	}
+	if w.queued && p.since()-w.since >= int64(p.cfg.HandoffAfter) {
+		p.starving.Store(true)
+	}
+	// An object given back while w competed may be idle with no waiter
+	// awake for it.
+	p.serveIdleLocked()
+	p.mu.Unlock()
+	return nil, 0, false
 }
 
 // failLocked ends the oldest live waiter's take with err, and reports
