@@ -15,7 +15,7 @@ does not depend on the pools it is compared with. Run it from the
 repository's root with:
 
   cd bench && go run ./cmd/poolbench                  # every comparison
-  cd bench && go run ./cmd/poolbench -suite pools -short -out results
+  cd bench && go run ./cmd/poolbench -suite pools -short -out /tmp/poolbench
   cd bench && go run ./cmd/poolbench -help            # its flags
 
 It prints markdown tables of each pool's results and its ratio to

@@ -45,18 +45,21 @@ import (
 
 func main() {
 	testing.Init()
+	// A flag set of its own: vitess, imported for smartconnpool, registers
+	// glog's flags on the global one, and they have nothing to do here.
+	fs := flag.NewFlagSet("poolbench", flag.ExitOnError)
 	var (
-		suite     = flag.String("suite", "all", "which comparison to run: pools, tasks or all")
-		count     = flag.Int("count", 1, "runs of each benchmark; the tables show medians")
-		benchtime = flag.Duration("benchtime", 200*time.Millisecond, "time per benchmark")
-		poolList  = flag.String("pools", "", "comma-separated pools to run (default all)")
-		execList  = flag.String("execs", "", "comma-separated executors to run (default all)")
-		short     = flag.Bool("short", false, "run only the cells with at most 64 goroutines or producers")
-		out       = flag.String("out", ".", "directory for the SVG charts")
-		raw       = flag.String("raw", "", "file to write every run to in Go benchmark format, for benchstat")
-		from      = flag.String("from", "", "run nothing: make the tables and charts from this -raw file")
+		suite     = fs.String("suite", "all", "which comparison to run: pools, tasks or all")
+		count     = fs.Int("count", 1, "runs of each benchmark; the tables show medians")
+		benchtime = fs.Duration("benchtime", 200*time.Millisecond, "time per benchmark")
+		poolList  = fs.String("pools", "", "comma-separated pools to run (default all)")
+		execList  = fs.String("execs", "", "comma-separated executors to run (default all)")
+		short     = fs.Bool("short", false, "run only the cells with at most 64 goroutines or producers")
+		out       = fs.String("out", ".", "directory for the SVG charts")
+		raw       = fs.String("raw", "", "file to write every run to in Go benchmark format, for benchstat")
+		from      = fs.String("from", "", "run nothing: make the tables and charts from this -raw file")
 	)
-	flag.Parse()
+	fs.Parse(os.Args[1:])
 	if err := run(*suite, *count, *benchtime, *poolList, *execList, *short, *out, *raw, *from); err != nil {
 		fmt.Fprintln(os.Stderr, "poolbench:", err)
 		os.Exit(1)
