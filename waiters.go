@@ -155,10 +155,15 @@ func (p *core) requeueLocked(w *waiter) {
 func (p *core) wakeOne() {
 	p.mu.Lock()
 	if w := p.head; w != nil && p.woken == nil {
-		w.woken = true
+		// A waiter put back at the head after a failed hand-off may still
+		// have its wake-up to act on; it counts as the one awake, and gets
+		// no second one, which could fill its channel.
+		if !w.woken {
+			w.woken = true
+			w.ch <- handoff{idx: wakeUp}
+		}
 		p.woken = w
 		p.wakeOut.Store(true)
-		w.ch <- handoff{idx: wakeUp}
 	}
 	p.mu.Unlock()
 }
