@@ -22,9 +22,10 @@ type Actor[T any] struct {
 	sink      Sink[T]
 	onError   func(*TaskError)
 	log       *slog.Logger
-	errClosed error     // ErrClosed and ErrMailboxFull with the actor's name, made once so
-	errFull   error     // that refusing a send does not allocate
-	epoch     time.Time // when New ran; see now
+	errClosed error  // ErrClosed and ErrMailboxFull with the actor's name, made once so
+	errFull   error  // that refusing a send does not allocate
+	clock     *clock // stamps tasks as they are queued
+	types     typeCache
 
 	// ctx is the parent of every task's context; it is cancelled when the
 	// actor stops draining.
@@ -110,7 +111,7 @@ func New[T any](name string, handler Handler[T], cfg Config[T]) (*Actor[T], erro
 	a.box = newMailbox[T](a.set.capacity)
 	a.senderPool.New = func() any { return &sender[T]{done: make(chan struct{}, 1)} }
 	a.ctx, a.cancel = context.WithCancelCause(context.Background())
-	a.epoch = time.Now()
+	a.clock = newClock()
 
 	a.mu.Lock()
 	for range a.set.min {
@@ -120,21 +121,15 @@ func New[T any](name string, handler Handler[T], cfg Config[T]) (*Actor[T], erro
 	return a, nil
 }
 
-// now is time.Now for the hot path. time.Now reads the wall clock and the
-// monotonic clock, and a clock read costs more than the rest of a Send; now
-// reads only the monotonic clock and derives the wall time from the actor's
-// creation, as time.Time's own arithmetic does.
-func (a *Actor[T]) now() time.Time { return a.epoch.Add(time.Since(a.epoch)) }
-
 // Name returns the actor's name.
 func (a *Actor[T]) Name() string { return a.name }
 
 // deadLetter puts a letter for env, then answers Ask with answer. attempts
 // is how many times the handler ran for it.
 func (a *Actor[T]) deadLetter(env *envelope[T], reason Reason, err error, attempts int, answer error) {
-	a.put(DeadLetter[T]{Actor: a.name, Task: env.task, Reason: reason, Err: err, Attempts: attempts, Time: time.Now()})
-	if env.reply != nil {
-		env.reply <- answer
+	a.put(DeadLetter[T]{Actor: a.name, Task: a.task(env), Reason: reason, Err: err, Attempts: attempts, Time: time.Now()})
+	if reply := env.reply(); reply != nil {
+		reply <- answer
 	}
 }
 
@@ -162,8 +157,8 @@ func (a *Actor[T]) put(l DeadLetter[T]) {
 
 // closedAnswer is what Ask returns for a task dead-lettered at shutdown.
 func (a *Actor[T]) closedAnswer(env *envelope[T], reason Reason) error {
-	if env.reply == nil {
+	if env.reply() == nil {
 		return nil
 	}
-	return fmt.Errorf("actor %q: task %d (%s) dead-lettered (%s): %w", a.name, env.task.ID, env.task.Type, reason, ErrClosed)
+	return fmt.Errorf("actor %q: task %d (%s) dead-lettered (%s): %w", a.name, env.id, a.typeOf(env), reason, ErrClosed)
 }

@@ -89,15 +89,17 @@ func (a *Actor[T]) halt(reason Reason, cause error) {
 	}
 	var queued []left
 	for a.ready.n > 0 {
-		env := a.ready.pop()
-		queued = append(queued, left{env, env.task.Attempt - 1})
+		var env envelope[T]
+		a.ready.pop(&env)
+		queued = append(queued, left{env, env.attempt() - 1})
 	}
 	for a.box.len() > 0 {
-		env := a.box.pop()
-		queued = append(queued, left{env, env.task.Attempt - 1})
+		var env envelope[T]
+		a.box.pop(&env)
+		queued = append(queued, left{env, env.attempt() - 1})
 	}
 	for _, env := range a.takeRetriesLocked() {
-		queued = append(queued, left{env, env.task.Attempt})
+		queued = append(queued, left{env, env.attempt()})
 	}
 	a.lost.Queued = len(queued)
 	a.c.deadLettered += uint64(len(queued))
@@ -114,7 +116,7 @@ func (a *Actor[T]) halt(reason Reason, cause error) {
 	}
 	for i := range queued {
 		l := &queued[i]
-		a.deadLetter(&l.env, reason, l.env.err, l.attempts, a.closedAnswer(&l.env, reason))
+		a.deadLetter(&l.env, reason, l.env.lastErr(), l.attempts, a.closedAnswer(&l.env, reason))
 		a.letters.Done()
 	}
 }
@@ -149,6 +151,7 @@ func (a *Actor[T]) shutdown(ctx context.Context) {
 	}
 	a.mu.Unlock()
 	a.cancel(ErrClosed) // nothing runs that needs it; release its resources
+	a.clock.stop()
 	close(a.finished)
 }
 
@@ -170,10 +173,10 @@ func (a *Actor[T]) abandon() {
 	a.letters.Add(len(envs))
 	reason := a.haltReason
 	a.mu.Unlock()
-	slices.SortFunc(envs, func(x, y envelope[T]) int { return cmp.Compare(x.task.ID, y.task.ID) })
+	slices.SortFunc(envs, func(x, y envelope[T]) int { return cmp.Compare(x.id, y.id) })
 	for i := range envs {
 		env := &envs[i]
-		a.deadLetter(env, reason, ErrAbandoned, env.task.Attempt, a.closedAnswer(env, reason))
+		a.deadLetter(env, reason, ErrAbandoned, env.attempt(), a.closedAnswer(env, reason))
 		a.letters.Done()
 	}
 }

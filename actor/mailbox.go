@@ -3,7 +3,10 @@ package actor
 // A mailbox holds the tasks waiting for a worker, in the order they came. It
 // is a ring buffer when bounded and a list of chunks when not; both keep
 // their storage between tasks, so that queuing a task does not allocate. The
-// actor's mutex guards it.
+// actor's mutex guards it. Its methods, and those of ring and chunks, take
+// and fill elements through pointers, so that a task is copied once on its
+// way in and once on its way out: the copies happen while the actor's lock
+// is held, and make every other sender and worker wait.
 type mailbox[T any] struct {
 	bounded bool
 	ring    ring[envelope[T]]
@@ -26,8 +29,8 @@ func (m *mailbox[T]) len() int {
 
 func (m *mailbox[T]) full() bool { return m.bounded && m.ring.n == len(m.ring.buf) }
 
-// push adds e at the back; the caller has checked that the mailbox is not full.
-func (m *mailbox[T]) push(e envelope[T]) {
+// push adds *e at the back; the caller has checked that the mailbox is not full.
+func (m *mailbox[T]) push(e *envelope[T]) {
 	if m.bounded {
 		m.ring.push(e)
 	} else {
@@ -35,12 +38,14 @@ func (m *mailbox[T]) push(e envelope[T]) {
 	}
 }
 
-// pop removes the front; the caller has checked that the mailbox is not empty.
-func (m *mailbox[T]) pop() envelope[T] {
+// pop moves the front to *dst; the caller has checked that the mailbox is
+// not empty.
+func (m *mailbox[T]) pop(dst *envelope[T]) {
 	if m.bounded {
-		return m.ring.pop()
+		m.ring.pop(dst)
+	} else {
+		m.list.pop(dst)
 	}
-	return m.list.pop()
 }
 
 // front returns the task that has waited longest, or nil.
@@ -58,17 +63,17 @@ type ring[E any] struct {
 	n    int // number of elements
 }
 
-func (r *ring[E]) push(e E) {
+func (r *ring[E]) push(e *E) {
 	i := r.head + r.n
 	if i >= len(r.buf) {
 		i -= len(r.buf)
 	}
-	r.buf[i] = e
+	r.buf[i] = *e
 	r.n++
 }
 
-func (r *ring[E]) pop() E {
-	e := r.buf[r.head]
+func (r *ring[E]) pop(dst *E) {
+	*dst = r.buf[r.head]
 	var zero E
 	r.buf[r.head] = zero // let the payload be collected
 	r.head++
@@ -76,7 +81,6 @@ func (r *ring[E]) pop() E {
 		r.head = 0
 	}
 	r.n--
-	return e
 }
 
 func (r *ring[E]) front() *E {
@@ -107,7 +111,7 @@ type chunks[E any] struct {
 	spare      *chunk[E]
 }
 
-func (q *chunks[E]) push(e E) {
+func (q *chunks[E]) push(e *E) {
 	if q.tail == nil || q.w == chunkLen {
 		c := q.spare
 		if c == nil {
@@ -121,13 +125,13 @@ func (q *chunks[E]) push(e E) {
 		}
 		q.tail, q.w = c, 0
 	}
-	q.tail.items[q.w] = e
+	q.tail.items[q.w] = *e
 	q.w++
 	q.n++
 }
 
-func (q *chunks[E]) pop() E {
-	e := q.head.items[q.r]
+func (q *chunks[E]) pop(dst *E) {
+	*dst = q.head.items[q.r]
 	var zero E
 	q.head.items[q.r] = zero // let the payload be collected
 	q.r++
@@ -144,7 +148,6 @@ func (q *chunks[E]) pop() E {
 			q.spare = old
 		}
 	}
-	return e
 }
 
 func (q *chunks[E]) front() *E {

@@ -14,14 +14,15 @@ func TestRing(t *testing.T) {
 	for step := range 1000 {
 		// Fill and drain in uneven bursts so that head visits every index.
 		if step%7 < 4 && r.n < len(r.buf) {
-			r.push(next)
+			r.push(&next)
 			model = append(model, next)
 			next++
 		} else if r.n > 0 {
 			if got := *r.front(); got != model[0] {
 				t.Fatalf("step %d: front = %d, want %d", step, got, model[0])
 			}
-			if got := r.pop(); got != model[0] {
+			var got int
+			if r.pop(&got); got != model[0] {
 				t.Fatalf("step %d: pop = %d, want %d", step, got, model[0])
 			}
 			model = model[1:]
@@ -45,13 +46,14 @@ func TestChunksGrowAndShrink(t *testing.T) {
 	for i := range vals {
 		v := i
 		vals[i] = &v
-		q.push(vals[i])
+		q.push(&vals[i])
 	}
 	if got := countChunks(&q); got != 11 {
 		t.Fatalf("%d tasks take %d chunks, want 11", n, got)
 	}
 	for i := range n {
-		if got := q.pop(); *got != i {
+		var got *int
+		if q.pop(&got); *got != i {
 			t.Fatalf("pop %d = %d", i, *got)
 		}
 	}
@@ -68,13 +70,14 @@ func TestChunksGrowAndShrink(t *testing.T) {
 
 	// Around a chunk boundary the queue reuses its spare and stops allocating.
 	for range chunkLen - 1 {
-		q.push(vals[0])
+		q.push(&vals[0])
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		q.push(vals[0])
-		q.push(vals[0])
-		q.pop()
-		q.pop()
+		var got *int
+		q.push(&vals[0])
+		q.push(&vals[0])
+		q.pop(&got)
+		q.pop(&got)
 	})
 	if allocs != 0 {
 		t.Errorf("crossing a chunk boundary allocates %v times", allocs)
@@ -98,22 +101,23 @@ func TestMailboxBounded(t *testing.T) {
 	if m.full() || m.len() != 0 || m.front() != nil {
 		t.Fatal("a new mailbox is not empty")
 	}
-	m.push(envelope[int]{task: Task[int]{ID: 1}})
-	m.push(envelope[int]{task: Task[int]{ID: 2}})
+	m.push(&envelope[int]{id: 1})
+	m.push(&envelope[int]{id: 2})
 	if !m.full() {
 		t.Fatal("a bounded mailbox holding its capacity is not full")
 	}
-	if got := m.pop().task.ID; got != 1 {
-		t.Errorf("pop = task %d, want 1", got)
+	var got envelope[int]
+	if m.pop(&got); got.id != 1 {
+		t.Errorf("pop = task %d, want 1", got.id)
 	}
 	u := newMailbox[int](0)
 	for i := range 1000 {
-		u.push(envelope[int]{task: Task[int]{ID: uint64(i)}})
+		u.push(&envelope[int]{id: uint64(i)})
 		if u.full() {
 			t.Fatal("an unbounded mailbox is full")
 		}
 	}
-	if u.len() != 1000 || u.front().task.ID != 0 {
-		t.Errorf("unbounded mailbox: len %d, front %d", u.len(), u.front().task.ID)
+	if u.len() != 1000 || u.front().id != 0 {
+		t.Errorf("unbounded mailbox: len %d, front %d", u.len(), u.front().id)
 	}
 }

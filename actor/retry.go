@@ -24,14 +24,20 @@ func (b Backoff) delay(attempt int, r float64) time.Duration {
 // on a worker.
 type retry[T any] struct {
 	a     *Actor[T]
-	env   envelope[T]
+	env   envelope[T] // env.x is &x
+	x     extras
 	timer *time.Timer // nil until startRetry
 }
 
-// retryLocked registers env as waiting for a retry; startRetry starts its
-// backoff.
-func (a *Actor[T]) retryLocked(env envelope[T]) *retry[T] {
+// retryLocked registers env, whose last attempt failed with err, as waiting
+// for a retry; startRetry starts its backoff.
+func (a *Actor[T]) retryLocked(env envelope[T], err error) *retry[T] {
 	r := &retry[T]{a: a, env: env}
+	if env.x != nil {
+		r.x = *env.x
+	}
+	r.x.history = history{attempt: env.attempt(), err: err}
+	r.env.x = &r.x
 	a.retries[r] = struct{}{}
 	return r
 }
@@ -55,11 +61,11 @@ func (r *retry[T]) fire() {
 		return
 	}
 	delete(a.retries, r)
-	r.env.task.Attempt++
-	r.env.since = a.now()
+	r.x.attempt++
+	r.x.ready = a.clock.now()
 	w := a.handOffLocked(&r.env)
 	if w == nil {
-		a.ready.push(r.env)
+		a.ready.push(&r.env)
 		a.growLocked()
 	}
 	a.mu.Unlock()
@@ -79,6 +85,6 @@ func (a *Actor[T]) takeRetriesLocked() []envelope[T] {
 		envs = append(envs, r.env)
 	}
 	clear(a.retries)
-	slices.SortFunc(envs, func(x, y envelope[T]) int { return cmp.Compare(x.task.ID, y.task.ID) })
+	slices.SortFunc(envs, func(x, y envelope[T]) int { return cmp.Compare(x.id, y.id) })
 	return envs
 }

@@ -39,7 +39,7 @@ func (a *Actor[T]) call(ctx context.Context, w *worker[T]) (err error) {
 		}
 		w.goexit = &PanicError{Goexit: true, Stack: debug.Stack()}
 	}()
-	err = a.handler(ctx, w.cur.task)
+	err = a.handler(ctx, a.task(&w.cur))
 	returned = true
 	return err
 }
@@ -48,7 +48,7 @@ func (a *Actor[T]) call(ctx context.Context, w *worker[T]) (err error) {
 // dead-letters the task, and reports the failure to the error handler.
 func (a *Actor[T]) fail(w *worker[T], err error) {
 	env := &w.cur
-	attempt := env.task.Attempt
+	attempt := env.attempt()
 	permanent := errors.Is(err, ErrPermanent)
 	var pe *PanicError
 	panicked := errors.As(err, &pe)
@@ -82,15 +82,14 @@ func (a *Actor[T]) fail(w *worker[T], err error) {
 	var r *retry[T]
 	if reason == 0 {
 		a.c.retried++
-		env.err = err
-		r = a.retryLocked(*env)
+		r = a.retryLocked(*env, err)
 	} else {
 		a.c.deadLettered++
 		a.letters.Add(1)
 	}
 	a.mu.Unlock()
 
-	te := &TaskError{Actor: a.name, Worker: w.name, ID: env.task.ID, Type: env.task.Type, Attempt: attempt, Final: reason != 0, Err: err}
+	te := &TaskError{Actor: a.name, Worker: w.name, ID: env.id, Type: a.typeOf(env), Attempt: attempt, Final: reason != 0, Err: err}
 	if perr := protect(func() error { a.onError(te); return nil }); perr != nil {
 		a.log.LogAttrs(context.Background(), slog.LevelError, "actor: error handler panicked",
 			slog.String("actor", a.name), slog.String("worker", w.name), slog.Any("error", perr))
@@ -117,8 +116,8 @@ func (a *Actor[T]) lateOutcome(w *worker[T], err error) {
 		outcome = "failed"
 	}
 	a.log.LogAttrs(context.Background(), slog.LevelWarn, "actor: abandoned handler returned; its task is already dead-lettered",
-		slog.String("actor", a.name), slog.String("worker", w.name), slog.Uint64("task_id", w.cur.task.ID),
-		slog.String("task_type", w.cur.task.Type), slog.String("outcome", outcome), slog.Any("error", err))
+		slog.String("actor", a.name), slog.String("worker", w.name), slog.Uint64("task_id", w.cur.id),
+		slog.String("task_type", a.typeOf(&w.cur)), slog.String("outcome", outcome), slog.Any("error", err))
 }
 
 // logFailure is the default error handler.

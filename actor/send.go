@@ -12,14 +12,14 @@ import (
 // A nil error means the actor accepted the task: it will complete or reach
 // the dead letters. After Close or Stop, Send returns ErrClosed.
 func (a *Actor[T]) Send(ctx context.Context, payload T, opts ...SendOption) error {
-	env := a.envelope(payload, opts, a.now())
+	env := envelope[T]{enq: a.clock.now(), payload: payload, x: a.typed(opts)}
 	return a.send(ctx, &env, true)
 }
 
 // TrySend is Send that never waits: where Send would wait for room, TrySend
 // returns ErrMailboxFull.
 func (a *Actor[T]) TrySend(payload T, opts ...SendOption) error {
-	env := a.envelope(payload, opts, a.now())
+	env := envelope[T]{enq: a.clock.now(), payload: payload, x: a.typed(opts)}
 	return a.send(context.Background(), &env, false)
 }
 
@@ -27,11 +27,11 @@ func (a *Actor[T]) TrySend(payload T, opts ...SendOption) error {
 // error, which it returns with the number of payloads accepted before it. The
 // payloads after the error are counted as submitted and rejected.
 func (a *Actor[T]) SendBatch(ctx context.Context, payloads []T, opts ...SendOption) (int, error) {
-	now := a.now()
+	now, x := a.clock.now(), a.typed(opts)
 	for i, p := range payloads {
-		env := a.envelope(p, opts, now)
+		env := envelope[T]{enq: now, payload: p, x: x}
 		if err := a.send(ctx, &env, true); err != nil {
-			a.refuseRest(payloads[i+1:], opts, now, err)
+			a.refuseRest(payloads[i+1:], x, now, err)
 			return i, err
 		}
 	}
@@ -47,27 +47,38 @@ func (a *Actor[T]) SendBatch(ctx context.Context, payloads []T, opts ...SendOpti
 // A request that wants a reply can carry where to put it in its payload: the
 // handler's writes happen before Ask returns.
 func (a *Actor[T]) Ask(ctx context.Context, payload T, opts ...SendOption) error {
-	env := a.envelope(payload, opts, a.now())
-	env.reply = make(chan error, 1)
+	reply := make(chan error, 1)
+	env := envelope[T]{enq: a.clock.now(), payload: payload, x: &extras{typ: typeOption(opts), reply: reply}}
 	if err := a.send(ctx, &env, true); err != nil {
 		return err
 	}
 	select {
-	case err := <-env.reply:
+	case err := <-reply:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("ask %q: stopped waiting for task %d (%s): %w", a.name, env.task.ID, env.task.Type, ctx.Err())
+		return fmt.Errorf("ask %q: stopped waiting for task %d (%s): %w", a.name, env.id, a.typeOf(&env), ctx.Err())
 	}
 }
 
-func (a *Actor[T]) envelope(payload T, opts []SendOption, now time.Time) envelope[T] {
-	env := envelope[T]{task: Task[T]{Type: a.typ, Attempt: 1, Enqueued: now, Payload: payload}, since: now}
+// typed returns the extras of the type named in opts, or nil for the actor's
+// default.
+func (a *Actor[T]) typed(opts []SendOption) *extras {
+	if typ := typeOption(opts); typ != "" {
+		return a.types.extras(typ)
+	}
+	return nil
+}
+
+// typeOption returns the type named by the last option that names one, or
+// "" for the actor's default.
+func typeOption(opts []SendOption) string {
+	typ := ""
 	for _, o := range opts {
 		if o.typ != "" {
-			env.task.Type = o.typ
+			typ = o.typ
 		}
 	}
-	return env
+	return typ
 }
 
 // send offers env to the actor; wait says whether it may wait for room.
@@ -75,7 +86,7 @@ func (a *Actor[T]) send(ctx context.Context, env *envelope[T], wait bool) error 
 	a.mu.Lock()
 	a.c.submitted++
 	a.nextID++
-	env.task.ID = a.nextID
+	env.id = a.nextID
 	if a.closing {
 		a.c.rejected++
 		a.mu.Unlock()
@@ -87,20 +98,21 @@ func (a *Actor[T]) send(ctx context.Context, env *envelope[T], wait bool) error 
 		return nil
 	}
 	if !a.box.full() {
-		a.box.push(*env)
+		a.box.push(env)
 		a.growLocked()
 		a.mu.Unlock()
 		return nil
 	}
 	switch a.set.overflow {
 	case OverflowDropOldest:
-		old := a.box.pop()
-		a.box.push(*env)
+		var old envelope[T]
+		a.box.pop(&old)
+		a.box.push(env)
 		a.c.dropped++
 		a.c.deadLettered++
 		a.letters.Add(1)
 		a.mu.Unlock()
-		a.deadLetter(&old, ReasonDropped, old.err, old.task.Attempt-1, a.droppedAnswer(&old))
+		a.deadLetter(&old, ReasonDropped, old.lastErr(), old.attempt()-1, a.droppedAnswer(&old))
 		a.letters.Done()
 		return nil
 	case OverflowDropNewest:
@@ -122,24 +134,24 @@ func (a *Actor[T]) send(ctx context.Context, env *envelope[T], wait bool) error 
 }
 
 func (a *Actor[T]) droppedAnswer(env *envelope[T]) error {
-	if env.reply == nil {
+	if env.reply() == nil {
 		return nil
 	}
-	return fmt.Errorf("actor %q: task %d (%s): %w", a.name, env.task.ID, env.task.Type, ErrDropped)
+	return fmt.Errorf("actor %q: task %d (%s): %w", a.name, env.id, a.typeOf(env), ErrDropped)
 }
 
 // refuse returns err for a task the actor did not accept, after giving it to
 // the dead letters if Config.DeadLetterRejected asks for it.
 func (a *Actor[T]) refuse(env *envelope[T], err error) error {
 	if a.set.deadLetterRejected {
-		a.put(DeadLetter[T]{Actor: a.name, Task: env.task, Reason: ReasonRejected, Err: err, Time: time.Now()})
+		a.put(DeadLetter[T]{Actor: a.name, Task: a.task(env), Reason: ReasonRejected, Err: err, Time: time.Now()})
 	}
 	return err
 }
 
 // refuseRest counts the payloads a batch did not get to send as submitted and
 // rejected with err.
-func (a *Actor[T]) refuseRest(payloads []T, opts []SendOption, now time.Time, err error) {
+func (a *Actor[T]) refuseRest(payloads []T, x *extras, now time.Duration, err error) {
 	if len(payloads) == 0 {
 		return
 	}
@@ -153,8 +165,7 @@ func (a *Actor[T]) refuseRest(payloads []T, opts []SendOption, now time.Time, er
 		return
 	}
 	for i, p := range payloads {
-		env := a.envelope(p, opts, now)
-		env.task.ID = first + uint64(i)
+		env := envelope[T]{id: first + uint64(i), enq: now, payload: p, x: x}
 		a.refuse(&env, err)
 	}
 }
@@ -176,19 +187,25 @@ func (a *Actor[T]) waitLocked(ctx context.Context, env *envelope[T]) error {
 	a.senders.pushBack(s)
 	a.mu.Unlock()
 
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		a.mu.Lock()
-		if s.queued {
-			a.senders.remove(s)
-			a.c.rejected++
+	if done := ctx.Done(); done == nil {
+		// A context that cannot end, such as context.Background: a
+		// receive costs less than a select.
+		<-s.done
+	} else {
+		select {
+		case <-s.done:
+		case <-done:
+			a.mu.Lock()
+			if s.queued {
+				a.senders.remove(s)
+				a.c.rejected++
+				a.mu.Unlock()
+				a.release(s)
+				return a.refuse(env, fmt.Errorf("send to %q: waiting for room in the mailbox: %w", a.name, ctx.Err()))
+			}
 			a.mu.Unlock()
-			a.release(s)
-			return a.refuse(env, fmt.Errorf("send to %q: waiting for room in the mailbox: %w", a.name, ctx.Err()))
+			<-s.done // settled meanwhile: take its outcome
 		}
-		a.mu.Unlock()
-		<-s.done // settled meanwhile: take its outcome
 	}
 	err := s.err
 	a.release(s)

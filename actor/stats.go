@@ -31,13 +31,15 @@ type Stats struct {
 	Busy     int // workers in a handler, counting handlers abandoned by Close
 	Idle     int // workers waiting for a task
 	// OldestQueued is how long the task that has waited longest for a
-	// worker has waited; 0 when none waits.
+	// worker has waited; 0 when none waits. It is measured from the task's
+	// Enqueued, or from when its retry's backoff passed, both read from the
+	// actor's coarse clock, so it may overstate the wait by up to about a
+	// millisecond.
 	OldestQueued time.Duration
 }
 
 // Stats returns a snapshot of the actor's counters and gauges.
 func (a *Actor[T]) Stats() Stats {
-	now := a.now()
 	a.mu.Lock()
 	s := Stats{
 		Submitted:    a.c.submitted,
@@ -56,15 +58,21 @@ func (a *Actor[T]) Stats() Stats {
 		Busy:         a.busy,
 		Idle:         len(a.idle),
 	}
-	var oldest time.Time
-	for _, e := range [...]*envelope[T]{a.box.front(), a.ready.front()} {
-		if e != nil && (oldest.IsZero() || e.since.Before(oldest)) {
-			oldest = e.since
-		}
+	// The tasks in each queue entered it in order, so the oldest is at a
+	// front.
+	waiting := false
+	var oldest time.Duration
+	if e := a.box.front(); e != nil {
+		waiting, oldest = true, e.enq
+	}
+	if e := a.ready.front(); e != nil && (!waiting || e.x.ready < oldest) {
+		waiting, oldest = true, e.x.ready
 	}
 	a.mu.Unlock()
-	if !oldest.IsZero() {
-		s.OldestQueued = now.Sub(oldest)
+	if waiting {
+		// Read after the lock, so as to be later than every reading
+		// taken before.
+		s.OldestQueued = a.clock.exact() - oldest
 	}
 	return s
 }

@@ -113,13 +113,11 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 			w.running = false
 			a.running--
 			a.c.completed++
-			reply = w.cur.reply
+			reply = w.cur.reply()
 		}
-		w.cur = envelope[T]{}
 	}
 	for {
-		if env, s, ok := a.popLocked(); ok {
-			w.cur = env
+		if s, ok := a.popLocked(&w.cur); ok {
 			w.busy, w.running = true, true
 			a.busy++
 			a.running++
@@ -132,6 +130,7 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 			}
 			return true
 		}
+		w.cur = envelope[T]{} // let the payload be collected while w waits
 		if a.halted || (a.closing && len(a.retries) == 0) {
 			// Nothing is left to do: the workers parked while retries were
 			// pending must leave too.
@@ -165,24 +164,25 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 	}
 }
 
-// popLocked takes the next task: a retry whose backoff has passed, or else
-// the front of the mailbox, whose freed room goes to the sender that has
-// waited longest, which it returns for the caller to signal.
-func (a *Actor[T]) popLocked() (envelope[T], *sender[T], bool) {
+// popLocked takes the next task into dst, and reports whether there was
+// one: a retry whose backoff has passed, or else the front of the mailbox,
+// whose freed room goes to the sender that has waited longest, which it
+// returns for the caller to signal.
+func (a *Actor[T]) popLocked(dst *envelope[T]) (*sender[T], bool) {
 	if a.ready.n > 0 {
-		return a.ready.pop(), nil, true
+		a.ready.pop(dst)
+		return nil, true
 	}
 	if a.box.len() == 0 {
-		return envelope[T]{}, nil, false
+		return nil, false
 	}
-	env := a.box.pop()
+	a.box.pop(dst)
 	s := a.senders.popFront()
 	if s != nil {
-		now := a.now()
-		s.env.task.Enqueued, s.env.since = now, now
-		a.box.push(s.env)
+		s.env.enq = a.clock.now()
+		a.box.push(&s.env)
 	}
-	return env, s, true
+	return s, true
 }
 
 // park waits for w to be woken. When timed, a worker idle for the

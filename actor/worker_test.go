@@ -343,7 +343,7 @@ func TestGrowthCountsStartingWorkers(t *testing.T) {
 	a := newActor(t, "starting", func(context.Context, Task[int]) error { return nil }, Config[int]{MaxWorkers: 8})
 	a.mu.Lock()
 	for i := range 3 {
-		a.box.push(envelope[int]{task: Task[int]{ID: uint64(i + 1), Attempt: 1}})
+		a.box.push(&envelope[int]{id: uint64(i + 1)})
 		a.growLocked()
 	}
 	a.growLocked() // three tasks, three workers starting: no fourth
