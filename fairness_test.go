@@ -30,21 +30,13 @@ func TestBoundedFairness(t *testing.T) {
 		}
 		synctest.Wait() // the woken waiter competed, and lost
 
-		// Once it loses after waiting past HandoffAfter, the next
-		// give-back goes straight to it.
+		// Once it has waited past HandoffAfter, the next give-back goes
+		// straight to it, whether or not it has run since it was woken:
+		// a woken goroutine may wait a whole time slice for a processor.
 		time.Sleep(2 * time.Millisecond)
 		release(t, barged)
-		barged, err = p.TryAcquire()
-		if err != nil {
-			t.Fatalf("TryAcquire = %v", err)
-		}
-		synctest.Wait() // lost again, now past the bound: starving
-		if !p.starving.Load() {
-			t.Fatal("a waiter passed over after waiting past HandoffAfter did not make the pool hand off")
-		}
-		release(t, barged)
 		if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) {
-			t.Fatalf("TryAcquire after the waiter starved = %v, want ErrWouldBlock", err)
+			t.Fatalf("TryAcquire after the waiter waited past HandoffAfter = %v, want ErrWouldBlock", err)
 		}
 		l := <-got
 		release(t, l)

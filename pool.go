@@ -288,7 +288,7 @@ func (p *core) abandonWait(ctx context.Context, w *waiter) (*slot, uint32, error
 			p.serveIdleLocked()
 		}
 		p.mu.Unlock()
-		if woken && !p.handingOff() && p.waiting.Load() > 0 {
+		if woken && p.waiting.Load() > 0 && !p.handingOff() {
 			p.wakeOne()
 		}
 		return nil, 0, p.giveUp(ctx, w)

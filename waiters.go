@@ -12,10 +12,10 @@ import (
 //
 // With Config.HandoffAfter set, an object given back goes idle instead, so
 // that a running goroutine can take it at once, and the oldest waiter is
-// woken to compete for it (one waiter at a time: Pool.woken). A waiter that
-// loses after waiting HandoffAfter sets Pool.starving, and objects are
-// handed straight to waiters again until one is served that had waited
-// less.
+// woken to compete for it (one waiter at a time: Pool.woken). Once the
+// oldest waiter has waited HandoffAfter, the next give-back (or the waiter,
+// losing a race) sets Pool.starving, and objects are handed straight to
+// waiters again until one is served that had waited less.
 type waiter struct {
 	ch         chan handoff // capacity 2: a wake-up and a hand-off never block
 	done       <-chan struct{}
@@ -69,6 +69,9 @@ func (p *core) enqueueLocked(w *waiter) {
 	p.tail = w
 	p.nwait++
 	p.waiting.Store(int32(p.nwait))
+	if p.head == w {
+		p.headSince.Store(w.since)
+	}
 }
 
 // removeLocked takes w out of the queue. p.mu must be held.
@@ -83,6 +86,9 @@ func (p *core) removeLocked(w *waiter) {
 		w.prev.next = w.next
 	} else {
 		p.head = w.next
+		if w.next != nil {
+			p.headSince.Store(w.next.since)
+		}
 	}
 	if w.next != nil {
 		w.next.prev = w.prev
@@ -146,6 +152,7 @@ func (p *core) requeueLocked(w *waiter) {
 		p.tail = w
 	}
 	p.head = w
+	p.headSince.Store(w.since)
 	p.nwait++
 	p.waiting.Store(int32(p.nwait))
 }
