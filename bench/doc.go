@@ -3,8 +3,8 @@
 //
 // The module is separate from the library's so that the pools and worker
 // pools it compares against — puddle, vitess smartconnpool, go-commons-pool,
-// pond, ants, workerpool, conc — and the plotting library never enter the
-// build of a program that uses actorpool.
+// pond, ants, workerpool, conc, pgxpool, go-redis — and the plotting
+// library never enter the build of a program that uses actorpool.
 //
 //   - package pools puts every object pool under comparison behind one small
 //     interface, and checks that each one lends correctly;
@@ -12,6 +12,9 @@
 //     slow create and fairness;
 //   - package tasks puts the task actor and the worker pools behind one
 //     interface and runs the task workloads;
+//   - package servers compares the adapters pgpool and redispool with
+//     pgxpool, database/sql, go-redis and redigo on real PostgreSQL and
+//     Redis servers;
 //   - command poolbench runs every workload with every pool back to back,
 //     prints markdown tables with ratios to actorpool and draws charts.
 //

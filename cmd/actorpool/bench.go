@@ -10,12 +10,15 @@ const benchHelp = `Usage: actorpool bench
 
 The benchmark comparison of actorpool with the other Go pools (puddle under
 pgxpool, database/sql's pool, go-commons-pool, vitess smartconnpool, a
-channel pool) and sync.Pool lives in the bench module, so that this module
-does not depend on the pools it is compared with. Run it from the
+channel pool) and sync.Pool, and of pgpool and redispool with pgxpool,
+database/sql, go-redis and redigo on real servers, lives in the bench
+module, so that this module does not depend on the pools it is compared
+with. Run it from the
 repository's root with:
 
-  cd bench && go run ./cmd/poolbench                  # every comparison
+  cd bench && go run ./cmd/poolbench                  # the pools and the task actor
   cd bench && go run ./cmd/poolbench -suite pools -short -out /tmp/poolbench
+  cd bench && go run ./cmd/poolbench -suite servers    # pgpool and redispool on real servers
   cd bench && go run ./cmd/poolbench -help            # its flags
 
 It prints markdown tables of each pool's results and its ratio to

@@ -1,5 +1,7 @@
 // Command poolbench compares actorpool with the other Go pools, and the
-// task actor with the Go worker pools, in one run.
+// task actor with the Go worker pools, in one run; and, with -suite
+// servers, actorpool's adapters pgpool and redispool with pgxpool,
+// database/sql, go-redis and redigo on real PostgreSQL and Redis servers.
 //
 // It first checks that every pool lends correctly (pools.Check), then runs
 // each workload with every pool back to back in each cell, -count times
@@ -8,21 +10,30 @@
 // draws SVG charts of the contended matrix: throughput against goroutines,
 // one line per pool, and the latency percentiles of a take.
 //
+// The servers suite finds its servers through ACTORPOOL_POSTGRES (a
+// connection URL) and ACTORPOOL_REDIS (host:port), defaulting to servers on
+// this machine's usual ports; it leaves out a server it cannot reach,
+// saying so, and checks every pool (servers.Check) before it measures.
+// Its tables give throughput and the p50 and p99 of an operation, with
+// each pool's ratio to ours, and a goals table. -suite all runs pools and
+// tasks, which need no server.
+//
 // Usage, from the bench module:
 //
 //	go run ./cmd/poolbench [flags]
 //
 // The flags are:
 //
-//	-suite pools|tasks|all   which comparison to run (default all)
-//	-count n                 runs of each benchmark (default 1); tables show medians
-//	-benchtime d             time per benchmark (default 200ms)
-//	-pools a,b               only these pools (default all)
-//	-execs a,b               only these executors (default all)
-//	-short                   contended cells up to 64 goroutines, task cells up to 64 producers
-//	-out dir                 where the charts go (default ".")
-//	-raw file                also write every run in Go benchmark format, for benchstat
-//	-from file               run nothing: make the tables and charts from a -raw file
+//	-suite pools|tasks|servers|all   which comparison to run (default all: pools and tasks)
+//	-count n                         runs of each benchmark (default 1); tables show medians
+//	-benchtime d                     time per benchmark (default 200ms)
+//	-pools a,b                       only these pools, or with -suite servers these adapters (default all)
+//	-execs a,b                       only these executors (default all)
+//	-short                           contended cells up to 64 goroutines, task cells up to 64 producers,
+//	                                 server cells up to 64 clients
+//	-out dir                         where the charts go (default ".")
+//	-raw file                        also write every run in Go benchmark format, for benchstat
+//	-from file                       run nothing: make the tables and charts from a -raw file
 //
 // Give its -raw file to benchstat for confidence intervals:
 //
@@ -40,6 +51,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/bench/pools"
+	"github.com/actorpool/actorpool/bench/servers"
 	"github.com/actorpool/actorpool/bench/tasks"
 )
 
@@ -49,12 +61,12 @@ func main() {
 	// glog's flags on the global one, and they have nothing to do here.
 	fs := flag.NewFlagSet("poolbench", flag.ExitOnError)
 	var (
-		suite     = fs.String("suite", "all", "which comparison to run: pools, tasks or all")
+		suite     = fs.String("suite", "all", "which comparison to run: pools, tasks, servers, or all (pools and tasks)")
 		count     = fs.Int("count", 1, "runs of each benchmark; the tables show medians")
 		benchtime = fs.Duration("benchtime", 200*time.Millisecond, "time per benchmark")
-		poolList  = fs.String("pools", "", "comma-separated pools to run (default all)")
+		poolList  = fs.String("pools", "", "comma-separated pools, or with -suite servers adapters, to run (default all)")
 		execList  = fs.String("execs", "", "comma-separated executors to run (default all)")
-		short     = fs.Bool("short", false, "run only the cells with at most 64 goroutines or producers")
+		short     = fs.Bool("short", false, "run only the cells with at most 64 goroutines, producers or clients")
 		out       = fs.String("out", ".", "directory for the SVG charts")
 		raw       = fs.String("raw", "", "file to write every run to in Go benchmark format, for benchstat")
 		from      = fs.String("from", "", "run nothing: make the tables and charts from this -raw file")
@@ -67,8 +79,8 @@ func main() {
 }
 
 func run(suite string, count int, benchtime time.Duration, poolList, execList string, short bool, out, raw, from string) error {
-	if suite != "pools" && suite != "tasks" && suite != "all" {
-		return fmt.Errorf("-suite is %q; it must be pools, tasks or all", suite)
+	if suite != "pools" && suite != "tasks" && suite != "servers" && suite != "all" {
+		return fmt.Errorf("-suite is %q; it must be pools, tasks, servers or all", suite)
 	}
 	if count < 1 {
 		return fmt.Errorf("-count is %d; it must be at least 1", count)
@@ -79,7 +91,16 @@ func run(suite string, count int, benchtime time.Duration, poolList, execList st
 	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
 		return err
 	}
-	ps, err := pools.Select(poolList)
+	// -pools names adapters for the servers suite and object pools for
+	// the others.
+	var ps []pools.Contender
+	var ss []servers.Contender
+	var err error
+	if suite == "servers" {
+		ss, err = servers.Select(poolList)
+	} else {
+		ps, err = pools.Select(poolList)
+	}
 	if err != nil {
 		return err
 	}
@@ -141,6 +162,18 @@ func run(suite string, count int, benchtime time.Duration, poolList, execList st
 	if suite == "tasks" || suite == "all" {
 		res := runTasks(src, es, count, short)
 		printTaskTables(os.Stdout, res)
+	}
+	if suite == "servers" {
+		// A replay runs nothing: every server, whatever its address.
+		addrs := map[servers.Server]string{servers.Postgres: "", servers.Redis: ""}
+		if from == "" {
+			addrs, ss = prepareServers(ss, os.Stderr)
+		}
+		if len(ss) == 0 {
+			return fmt.Errorf("no server to measure on: start PostgreSQL and Redis, or set %s and %s to their addresses", servers.PostgresVar, servers.RedisVar)
+		}
+		res := runServers(src, ss, addrs, count, short)
+		printServerTables(os.Stdout, res)
 	}
 	return nil
 }
