@@ -147,6 +147,11 @@ func run(suite string, count int, benchtime time.Duration, poolList, execList st
 		}
 		res := runPools(src, ps, count, short)
 		printPoolTables(os.Stdout, res)
+		if !res.hasContended() {
+			// A replay of a raw file without the contended runs: no line
+			// to draw, and the plotting library fails on empty panels.
+			fmt.Fprintln(os.Stderr, "no contended runs: no charts drawn")
+		}
 		for _, chart := range []struct {
 			name string
 			draw func(io.Writer, *poolResults) error
@@ -154,6 +159,9 @@ func run(suite string, count int, benchtime time.Duration, poolList, execList st
 			{"throughput.svg", drawThroughput},
 			{"latency.svg", drawLatency},
 		} {
+			if !res.hasContended() {
+				break
+			}
 			if err := writeChart(filepath.Join(out, chart.name), res, chart.draw); err != nil {
 				return err
 			}

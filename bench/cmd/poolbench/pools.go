@@ -25,6 +25,16 @@ type poolResults struct {
 	fair        map[string]metrics
 }
 
+// hasContended reports whether any contended run was recorded.
+func (r *poolResults) hasContended() bool {
+	for _, m := range r.contended {
+		if len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *poolResults) kind(name string) pools.Kind {
 	for _, c := range r.pools {
 		if c.Name == name {

@@ -114,6 +114,26 @@ func TestReplayMakesTablesAndCharts(t *testing.T) {
 	}
 }
 
+// A raw file with no pool runs in it, such as one of the tasks suite,
+// replays as the pools suite into tables without figures and no charts,
+// rather than failing in the plotting library.
+func TestReplayWithoutPoolRuns(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "raw.txt")
+	line := "BenchmarkTasks/queue=bounded/work=noop/producers=1/workers=1/exec=actor-2\t100\t61.0 ns/op\n"
+	if err := os.WriteFile(raw, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	captureStdout(t, func() error {
+		return run("all", 1, 1, "", "", true, dir, "", raw)
+	})
+	for _, name := range []string{"throughput.svg", "latency.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s drawn with no contended run to draw", name)
+		}
+	}
+}
+
 func captureStdout(t *testing.T, f func() error) string {
 	t.Helper()
 	r, w, err := os.Pipe()
