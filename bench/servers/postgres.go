@@ -88,6 +88,24 @@ func notFound(err error, id int) error {
 	return err
 }
 
+// A pgxQuerier is what pgpool.Pool and pgxpool.Pool have in common for
+// the two queries: the same QueryRow.
+type pgxQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func pgxSelect1(ctx context.Context, q pgxQuerier) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, select1SQL).Scan(&n)
+	return n, err
+}
+
+func pgxLookup(ctx context.Context, q pgxQuerier, id int) (string, error) {
+	var v string
+	err := q.QueryRow(ctx, lookupSQL, id).Scan(&v)
+	return v, notFound(err, id)
+}
+
 // pgpoolPool is ours: actorpool's pgpool.
 type pgpoolPool struct{ p *pgpool.Pool }
 
@@ -106,16 +124,9 @@ func newPgpool(dsn string, size int) (Pool, error) {
 	return &pgpoolPool{p: p}, nil
 }
 
-func (a *pgpoolPool) Select1(ctx context.Context) (int, error) {
-	var n int
-	err := a.p.QueryRow(ctx, select1SQL).Scan(&n)
-	return n, err
-}
-
+func (a *pgpoolPool) Select1(ctx context.Context) (int, error) { return pgxSelect1(ctx, a.p) }
 func (a *pgpoolPool) Lookup(ctx context.Context, id int) (string, error) {
-	var v string
-	err := a.p.QueryRow(ctx, lookupSQL, id).Scan(&v)
-	return v, notFound(err, id)
+	return pgxLookup(ctx, a.p, id)
 }
 
 func (a *pgpoolPool) Warm(ctx context.Context, n int) error {
@@ -151,17 +162,8 @@ func newPgxpool(dsn string, size int) (Pool, error) {
 	return &pgxPool{p: p}, nil
 }
 
-func (a *pgxPool) Select1(ctx context.Context) (int, error) {
-	var n int
-	err := a.p.QueryRow(ctx, select1SQL).Scan(&n)
-	return n, err
-}
-
-func (a *pgxPool) Lookup(ctx context.Context, id int) (string, error) {
-	var v string
-	err := a.p.QueryRow(ctx, lookupSQL, id).Scan(&v)
-	return v, notFound(err, id)
-}
+func (a *pgxPool) Select1(ctx context.Context) (int, error)           { return pgxSelect1(ctx, a.p) }
+func (a *pgxPool) Lookup(ctx context.Context, id int) (string, error) { return pgxLookup(ctx, a.p, id) }
 
 func (a *pgxPool) Warm(ctx context.Context, n int) error {
 	return warm(ctx, n, func(ctx context.Context) (func() error, func(), error) {

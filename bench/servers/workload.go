@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/bench/internal/hist"
+	"github.com/actorpool/actorpool/bench/internal/split"
 )
 
 // An Op is an operation a cell runs: a query on PostgreSQL, a command on
@@ -187,27 +187,10 @@ func Run(b *testing.B, c Contender, cell Cell, addr string) {
 	}
 
 	clients := make([]client, cell.Clients)
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
 	for i := range clients {
-		cl := &clients[i]
-		cl.rng = rand.New(rand.NewPCG(uint64(i), uint64(b.N)))
-		n := b.N / len(clients)
-		if i < b.N%len(clients) {
-			n++
-		}
-		ready.Add(1)
-		done.Go(func() {
-			ready.Done()
-			<-start
-			cl.run(ctx, op, n)
-		})
+		clients[i].rng = rand.New(rand.NewPCG(uint64(i), uint64(b.N)))
 	}
-	ready.Wait()
-	b.ReportAllocs()
-	b.ResetTimer()
-	close(start)
-	done.Wait()
+	split.Run(b, len(clients), func(i, n int) { clients[i].run(ctx, op, n) })
 	b.StopTimer()
 
 	var all hist.Histogram

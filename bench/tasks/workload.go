@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/bench/internal/spin"
+	"github.com/actorpool/actorpool/bench/internal/split"
 )
 
 // QueueBound is the queue of the bounded runs.
@@ -113,31 +113,15 @@ func Run(b *testing.B, c Contender, cell Cell) {
 		b.Fatalf("%s: %v", c.Name, err)
 	}
 	ctx := context.Background()
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
 	errs := make([]error, cell.Producers)
-	for i := range cell.Producers {
-		n := b.N / cell.Producers
-		if i < b.N%cell.Producers {
-			n++
-		}
-		ready.Add(1)
-		done.Go(func() {
-			ready.Done()
-			<-start
-			for range n {
-				if err := e.Submit(ctx); err != nil {
-					errs[i] = err
-					return
-				}
+	split.Run(b, cell.Producers, func(i, n int) {
+		for range n {
+			if err := e.Submit(ctx); err != nil {
+				errs[i] = err
+				return
 			}
-		})
-	}
-	ready.Wait()
-	b.ReportAllocs()
-	b.ResetTimer()
-	close(start)
-	done.Wait()
+		}
+	})
 	for _, err := range errs {
 		if err != nil {
 			b.Fatalf("%s: Submit: %v", c.Name, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/actorpool/actorpool/bench/internal/hist"
 	"github.com/actorpool/actorpool/bench/internal/spin"
+	"github.com/actorpool/actorpool/bench/internal/split"
 	"github.com/actorpool/actorpool/bench/pools"
 )
 
@@ -102,27 +103,10 @@ func Contended(b *testing.B, c pools.Contender, cell Cell) {
 		iters = spin.Iterations(cell.Hold)
 	}
 	takers := make([]taker, cell.Goroutines)
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
 	for i := range takers {
-		t := &takers[i]
-		t.iters = iters
-		n := b.N / len(takers)
-		if i < b.N%len(takers) {
-			n++
-		}
-		ready.Add(1)
-		done.Go(func() {
-			ready.Done()
-			<-start
-			t.run(ctx, p, n)
-		})
+		takers[i].iters = iters
 	}
-	ready.Wait()
-	b.ReportAllocs()
-	b.ResetTimer()
-	close(start)
-	done.Wait()
+	split.Run(b, len(takers), func(i, n int) { takers[i].run(ctx, p, n) })
 	b.StopTimer()
 
 	var all hist.Histogram
