@@ -3,8 +3,8 @@ package pools
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
+
+	"github.com/actorpool/actorpool/bench/internal/pick"
 )
 
 // A Pool lends objects. It is the one interface every pool under comparison
@@ -108,28 +108,9 @@ func All() []Contender {
 // Select returns the contenders named in a comma-separated list, in the
 // order of All, or all of them for an empty list.
 func Select(list string) ([]Contender, error) {
-	all := All()
-	if strings.TrimSpace(list) == "" {
-		return all, nil
+	cs, err := pick.Named(All(), func(c Contender) string { return c.Name }, list, "pool")
+	if err != nil {
+		return nil, fmt.Errorf("pools: %w", err)
 	}
-	want := strings.Split(list, ",")
-	for i := range want {
-		want[i] = strings.TrimSpace(want[i])
-	}
-	var out []Contender
-	for _, c := range all {
-		if slices.Contains(want, c.Name) {
-			out = append(out, c)
-		}
-	}
-	for _, w := range want {
-		if !slices.ContainsFunc(all, func(c Contender) bool { return c.Name == w }) {
-			names := make([]string, len(all))
-			for i, c := range all {
-				names[i] = c.Name
-			}
-			return nil, fmt.Errorf("pools: no pool named %q; the pools are %s", w, strings.Join(names, ", "))
-		}
-	}
-	return out, nil
+	return cs, nil
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/actorpool/actorpool/bench/internal/pick"
 )
 
 // Size is the number of connections of every pool under comparison.
@@ -129,30 +129,11 @@ func Baseline(s Server) string {
 // Select returns the contenders named in a comma-separated list, in the
 // order of All, or all of them for an empty list.
 func Select(list string) ([]Contender, error) {
-	all := All()
-	if strings.TrimSpace(list) == "" {
-		return all, nil
+	cs, err := pick.Named(All(), func(c Contender) string { return c.Name }, list, "pool")
+	if err != nil {
+		return nil, fmt.Errorf("servers: %w", err)
 	}
-	want := strings.Split(list, ",")
-	for i := range want {
-		want[i] = strings.TrimSpace(want[i])
-	}
-	for _, w := range want {
-		if !slices.ContainsFunc(all, func(c Contender) bool { return c.Name == w }) {
-			names := make([]string, len(all))
-			for i, c := range all {
-				names[i] = c.Name
-			}
-			return nil, fmt.Errorf("servers: no pool named %q; the pools are %s", w, strings.Join(names, ", "))
-		}
-	}
-	var out []Contender
-	for _, c := range all {
-		if slices.Contains(want, c.Name) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return cs, nil
 }
 
 // warm takes n connections at once with take, calls use on each, and gives

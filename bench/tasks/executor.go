@@ -3,8 +3,8 @@ package tasks
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
+
+	"github.com/actorpool/actorpool/bench/internal/pick"
 )
 
 // An Executor runs tasks submitted to it on a set of workers.
@@ -96,28 +96,9 @@ func All() []Contender {
 // Select returns the executors named in a comma-separated list, in the
 // order of All, or all of them for an empty list.
 func Select(list string) ([]Contender, error) {
-	all := All()
-	if strings.TrimSpace(list) == "" {
-		return all, nil
+	cs, err := pick.Named(All(), func(c Contender) string { return c.Name }, list, "executor")
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
 	}
-	want := strings.Split(list, ",")
-	for i := range want {
-		want[i] = strings.TrimSpace(want[i])
-	}
-	var out []Contender
-	for _, c := range all {
-		if slices.Contains(want, c.Name) {
-			out = append(out, c)
-		}
-	}
-	for _, w := range want {
-		if !slices.ContainsFunc(all, func(c Contender) bool { return c.Name == w }) {
-			var names []string
-			for _, c := range all {
-				names = append(names, c.Name)
-			}
-			return nil, fmt.Errorf("tasks: no executor named %q; the executors are %s", w, strings.Join(names, ", "))
-		}
-	}
-	return out, nil
+	return cs, nil
 }
