@@ -106,6 +106,25 @@ func pgxLookup(ctx context.Context, q pgxQuerier, id int) (string, error) {
 	return v, notFound(err, id)
 }
 
+// A pgxConn is a connection taken from pgpool or pgxpool.
+type pgxConn interface {
+	pgxQuerier
+	Release()
+}
+
+// warmPgx warms n connections taken with acquire, from pgpool or pgxpool.
+func warmPgx[C pgxConn](ctx context.Context, n int, acquire func(context.Context) (C, error)) error {
+	return warm(ctx, n, func(ctx context.Context) (func() error, func(), error) {
+		c, err := acquire(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return func() error {
+			return usePostgres(ctx, func(ctx context.Context, sql string, args ...any) row { return c.QueryRow(ctx, sql, args...) })
+		}, c.Release, nil
+	})
+}
+
 // pgpoolPool is ours: actorpool's pgpool.
 type pgpoolPool struct{ p *pgpool.Pool }
 
@@ -124,21 +143,16 @@ func newPgpool(dsn string, size int) (Pool, error) {
 	return &pgpoolPool{p: p}, nil
 }
 
-func (a *pgpoolPool) Select1(ctx context.Context) (int, error) { return pgxSelect1(ctx, a.p) }
+func (a *pgpoolPool) Select1(ctx context.Context) (int, error) {
+	return pgxSelect1(ctx, a.p)
+}
+
 func (a *pgpoolPool) Lookup(ctx context.Context, id int) (string, error) {
 	return pgxLookup(ctx, a.p, id)
 }
 
 func (a *pgpoolPool) Warm(ctx context.Context, n int) error {
-	return warm(ctx, n, func(ctx context.Context) (func() error, func(), error) {
-		c, err := a.p.Acquire(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		return func() error {
-			return usePostgres(ctx, func(ctx context.Context, sql string, args ...any) row { return c.QueryRow(ctx, sql, args...) })
-		}, c.Release, nil
-	})
+	return warmPgx(ctx, n, a.p.Acquire)
 }
 
 func (a *pgpoolPool) Open() int    { return a.p.Stats().Total }
@@ -162,19 +176,16 @@ func newPgxpool(dsn string, size int) (Pool, error) {
 	return &pgxPool{p: p}, nil
 }
 
-func (a *pgxPool) Select1(ctx context.Context) (int, error)           { return pgxSelect1(ctx, a.p) }
-func (a *pgxPool) Lookup(ctx context.Context, id int) (string, error) { return pgxLookup(ctx, a.p, id) }
+func (a *pgxPool) Select1(ctx context.Context) (int, error) {
+	return pgxSelect1(ctx, a.p)
+}
+
+func (a *pgxPool) Lookup(ctx context.Context, id int) (string, error) {
+	return pgxLookup(ctx, a.p, id)
+}
 
 func (a *pgxPool) Warm(ctx context.Context, n int) error {
-	return warm(ctx, n, func(ctx context.Context) (func() error, func(), error) {
-		c, err := a.p.Acquire(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		return func() error {
-			return usePostgres(ctx, func(ctx context.Context, sql string, args ...any) row { return c.QueryRow(ctx, sql, args...) })
-		}, c.Release, nil
-	})
+	return warmPgx(ctx, n, a.p.Acquire)
 }
 
 func (a *pgxPool) Open() int    { return int(a.p.Stat().TotalConns()) }

@@ -81,18 +81,24 @@ func (a *redispoolPool) Set(ctx context.Context, key, value string) error {
 	return err
 }
 
-func (a *redispoolPool) Warm(ctx context.Context, n int) error {
+// warmRedigo warms n connections taken with acquire, a redigo.Conn from
+// redispool or from redigo's own pool.
+func warmRedigo(ctx context.Context, n int, acquire func(context.Context) (redigo.Conn, error)) error {
 	return warm(ctx, n, func(ctx context.Context) (func() error, func(), error) {
-		c, err := a.p.Acquire(ctx)
+		c, err := acquire(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
 		return func() error {
 			return useRedis(
-				func(key string) (string, error) { return redigo.String(c.DoContext(ctx, "GET", key)) },
-				func(key, value string) error { _, err := c.DoContext(ctx, "SET", key, value); return err })
+				func(key string) (string, error) { return redigo.String(redigo.DoContext(c, ctx, "GET", key)) },
+				func(key, value string) error { _, err := redigo.DoContext(c, ctx, "SET", key, value); return err })
 		}, func() { c.Close() }, nil
 	})
+}
+
+func (a *redispoolPool) Warm(ctx context.Context, n int) error {
+	return warmRedigo(ctx, n, func(ctx context.Context) (redigo.Conn, error) { return a.p.Acquire(ctx) })
 }
 
 func (a *redispoolPool) Open() int    { return a.p.Stats().Total }
@@ -183,17 +189,7 @@ func (a *redigoPool) Set(ctx context.Context, key, value string) error {
 }
 
 func (a *redigoPool) Warm(ctx context.Context, n int) error {
-	return warm(ctx, n, func(ctx context.Context) (func() error, func(), error) {
-		c, err := a.p.GetContext(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		return func() error {
-			return useRedis(
-				func(key string) (string, error) { return redigo.String(c.Do("GET", key)) },
-				func(key, value string) error { _, err := c.Do("SET", key, value); return err })
-		}, func() { c.Close() }, nil
-	})
+	return warmRedigo(ctx, n, a.p.GetContext)
 }
 
 func (a *redigoPool) Open() int    { return a.p.Stats().ActiveCount }

@@ -201,10 +201,7 @@ func Run(b *testing.B, c Contender, cell Cell, addr string) {
 		all.Merge(&clients[i].h)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-	b.ReportMetric(float64(all.Quantile(0.50)), "p50-ns")
-	b.ReportMetric(float64(all.Quantile(0.99)), "p99-ns")
-	b.ReportMetric(float64(all.Quantile(0.999)), "p99.9-ns")
-	b.ReportMetric(float64(all.Max()), "max-ns")
+	all.Report(b)
 }
 
 // warmTimeout bounds warming a pool: connecting Size times to a server on

@@ -117,10 +117,7 @@ func Contended(b *testing.B, c pools.Contender, cell Cell) {
 		all.Merge(&takers[i].h)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-	b.ReportMetric(float64(all.Quantile(0.50)), "p50-ns")
-	b.ReportMetric(float64(all.Quantile(0.99)), "p99-ns")
-	b.ReportMetric(float64(all.Quantile(0.999)), "p99.9-ns")
-	b.ReportMetric(float64(all.Max()), "max-ns")
+	all.Report(b)
 }
 
 // The slow-create workload.

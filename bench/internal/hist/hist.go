@@ -5,6 +5,7 @@ package hist
 
 import (
 	"math/bits"
+	"testing"
 	"time"
 )
 
@@ -65,6 +66,16 @@ func (h *Histogram) Count() uint64 { return h.n }
 
 // Max returns the longest duration recorded, exactly.
 func (h *Histogram) Max() time.Duration { return time.Duration(h.max) }
+
+// Report reports the 50th, 99th and 99.9th percentiles and the maximum to b
+// as p50-ns, p99-ns, p99.9-ns and max-ns, the names every workload and
+// poolbench's tables use.
+func (h *Histogram) Report(b *testing.B) {
+	b.ReportMetric(float64(h.Quantile(0.50)), "p50-ns")
+	b.ReportMetric(float64(h.Quantile(0.99)), "p99-ns")
+	b.ReportMetric(float64(h.Quantile(0.999)), "p99.9-ns")
+	b.ReportMetric(float64(h.Max()), "max-ns")
+}
 
 // Quantile returns the duration below which a fraction q of the recorded
 // durations fall, as the lower bound of its bucket, or 0 when the histogram
