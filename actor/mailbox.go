@@ -104,6 +104,13 @@ type chunk[E any] struct {
 // chunk at a time and gives chunks back as it drains, keeping one spare so
 // that a queue hovering around a chunk boundary does not allocate on every
 // crossing.
+//
+// Popping does not clear the element it reads: a long queue is bound by
+// memory traffic, and a drained chunk that is dropped needs no clearing.
+// Elements are cleared in bulk instead, so that no payload is kept from the
+// garbage collector for long: a chunk kept as the spare is cleared when it
+// is kept, and the head chunk up to its write index when the queue empties.
+// Until then at most a chunk's worth of popped payloads stays reachable.
 type chunks[E any] struct {
 	head, tail *chunk[E]
 	r, w       int // next read index in head, next write index in tail
@@ -132,19 +139,19 @@ func (q *chunks[E]) push(e *E) {
 
 func (q *chunks[E]) pop(dst *E) {
 	*dst = q.head.items[q.r]
-	var zero E
-	q.head.items[q.r] = zero // let the payload be collected
 	q.r++
 	q.n--
 	switch {
 	case q.n == 0:
 		// Empty, so head is tail: keep the chunk and start it over.
+		clear(q.head.items[:q.w])
 		q.r, q.w = 0, 0
 	case q.r == chunkLen:
 		old := q.head
 		q.head, q.r = old.next, 0
 		old.next = nil
 		if q.spare == nil {
+			clear(old.items[:])
 			q.spare = old
 		}
 	}

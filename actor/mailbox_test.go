@@ -63,9 +63,13 @@ func TestChunksGrowAndShrink(t *testing.T) {
 	if got := countChunks(&q); got > 2 {
 		t.Errorf("a drained queue holds %d chunks, want at most 2", got)
 	}
-	// The slots it kept no longer reference the payloads.
-	if slices.ContainsFunc(q.head.items[:], func(p *int) bool { return p != nil }) {
+	// The chunks it kept no longer reference the payloads.
+	referenced := func(p *int) bool { return p != nil }
+	if slices.ContainsFunc(q.head.items[:], referenced) {
 		t.Error("a drained chunk still references payloads")
+	}
+	if q.spare != nil && slices.ContainsFunc(q.spare.items[:], referenced) {
+		t.Error("the spare chunk still references payloads")
 	}
 
 	// Around a chunk boundary the queue reuses its spare and stops allocating.

@@ -39,7 +39,7 @@ func (a *Actor[T]) call(ctx context.Context, w *worker[T]) (err error) {
 		}
 		w.goexit = &PanicError{Goexit: true, Stack: debug.Stack()}
 	}()
-	err = a.handler(ctx, a.task(&w.cur))
+	err = a.handler(ctx, w.task(a))
 	returned = true
 	return err
 }

@@ -25,6 +25,21 @@ type worker[T any] struct {
 	running   bool        // cur has not ended: it counts in Actor.running
 	abandoned bool        // Close gave up on cur and dead-lettered it
 	goexit    *PanicError // set when the handler called runtime.Goexit
+
+	// The Enqueued of the last task w ran, by its clock reading: tasks
+	// queued within a tick of the coarse clock share a reading, so most
+	// tasks need no conversion.
+	enq   time.Duration
+	enqAt time.Time
+}
+
+// task returns the Task of w's current task.
+func (w *worker[T]) task(a *Actor[T]) Task[T] {
+	env := &w.cur
+	if env.enq != w.enq || w.enqAt.IsZero() {
+		w.enq, w.enqAt = env.enq, a.clock.at(env.enq)
+	}
+	return Task[T]{ID: env.id, Type: a.typeOf(env), Attempt: env.attempt(), Enqueued: w.enqAt, Payload: env.payload}
 }
 
 // spawnLocked starts a worker, which will look for a task.
