@@ -9,9 +9,9 @@ import (
 )
 
 // A worker is one goroutine that runs tasks. name and wake are set once;
-// timer and goexit belong to the worker's goroutine; the rest is guarded by
-// the actor's mutex, except that the worker reads cur without it while it
-// runs the task, when no one writes cur.
+// timer, goexit, enq and enqAt belong to the worker's goroutine; the rest
+// is guarded by the actor's mutex, except that the worker reads cur without
+// it while it runs the task, when no one writes cur.
 type worker[T any] struct {
 	name string // "<actor>/<n>"
 	// wake is signalled once per park: true hands the worker a task in cur,
