@@ -88,6 +88,11 @@ func (a *Actor[T]) halt(reason Reason, cause error) {
 		attempts int
 	}
 	var queued []left
+	hands := a.takeHandsLocked()
+	slices.SortFunc(hands, func(x, y envelope[T]) int { return cmp.Compare(x.id, y.id) })
+	for _, env := range hands {
+		queued = append(queued, left{env, env.attempt() - 1})
+	}
 	for a.ready.n > 0 {
 		var env envelope[T]
 		a.ready.pop(&env)
@@ -164,7 +169,7 @@ func (a *Actor[T]) abandon() {
 		if w.running {
 			w.running, w.abandoned = false, true
 			a.running--
-			envs = append(envs, w.cur)
+			envs = append(envs, *w.runningLocked())
 		}
 	}
 	a.lost.InFlight += len(envs)

@@ -48,6 +48,12 @@ func (m *mailbox[T]) pop(dst *envelope[T]) {
 	}
 }
 
+// lend lends up to max tasks from the front of an unbounded mailbox, which
+// is not empty; see chunks.lend.
+func (m *mailbox[T]) lend(max int) (c *chunk[envelope[T]], from, to int) {
+	return m.list.lend(max)
+}
+
 // front returns the task that has waited longest, or nil.
 func (m *mailbox[T]) front() *envelope[T] {
 	if m.bounded {
@@ -98,6 +104,9 @@ const chunkLen = 64
 type chunk[E any] struct {
 	items [chunkLen]E
 	next  *chunk[E]
+	// lent counts the workers' hands holding slots of this chunk; while it
+	// is not zero, the queue neither clears the chunk nor writes to it again.
+	lent int
 }
 
 // chunks is an unbounded FIFO made of a linked list of chunks. It grows a
@@ -141,7 +150,16 @@ func (q *chunks[E]) pop(dst *E) {
 	*dst = q.head.items[q.r]
 	q.r++
 	q.n--
+	q.advance()
+}
+
+// advance moves past the head chunk when it is used up: when the queue is
+// empty, the chunk is started over unless slots of it are lent; when its
+// last slot has been read, it is dropped, or kept as the spare.
+func (q *chunks[E]) advance() {
 	switch {
+	case q.n == 0 && q.head.lent > 0:
+		q.head, q.tail, q.r, q.w = nil, nil, 0, 0
 	case q.n == 0:
 		// Empty, so head is tail: keep the chunk and start it over.
 		clear(q.head.items[:q.w])
@@ -150,12 +168,33 @@ func (q *chunks[E]) pop(dst *E) {
 		old := q.head
 		q.head, q.r = old.next, 0
 		old.next = nil
-		if q.spare == nil {
+		if q.spare == nil && old.lent == 0 {
 			clear(old.items[:])
 			q.spare = old
 		}
 	}
 }
+
+// lend takes up to max elements from the front, all in one chunk, and
+// returns that chunk and the bounds of the slots taken, [from, to). The
+// caller reads them in place and gives them back with giveBack; the queue is
+// not empty.
+func (q *chunks[E]) lend(max int) (c *chunk[E], from, to int) {
+	c, from = q.head, q.r
+	end := chunkLen
+	if c == q.tail {
+		end = q.w
+	}
+	k := min(max, end-from)
+	q.r += k
+	q.n -= k
+	c.lent++
+	q.advance()
+	return c, from, from + k
+}
+
+// giveBack ends a loan of slots of c.
+func (c *chunk[E]) giveBack() { c.lent-- }
 
 func (q *chunks[E]) front() *E {
 	if q.n == 0 {

@@ -47,7 +47,7 @@ func (a *Actor[T]) call(ctx context.Context, w *worker[T]) (err error) {
 // fail settles a failed attempt of w's task: it schedules a retry, or
 // dead-letters the task, and reports the failure to the error handler.
 func (a *Actor[T]) fail(w *worker[T], err error) {
-	env := &w.cur
+	env := w.env
 	attempt := env.attempt()
 	permanent := errors.Is(err, ErrPermanent)
 	var pe *PanicError
@@ -116,8 +116,8 @@ func (a *Actor[T]) lateOutcome(w *worker[T], err error) {
 		outcome = "failed"
 	}
 	a.log.LogAttrs(context.Background(), slog.LevelWarn, "actor: abandoned handler returned; its task is already dead-lettered",
-		slog.String("actor", a.name), slog.String("worker", w.name), slog.Uint64("task_id", w.cur.id),
-		slog.String("task_type", a.typeOf(&w.cur)), slog.String("outcome", outcome), slog.Any("error", err))
+		slog.String("actor", a.name), slog.String("worker", w.name), slog.Uint64("task_id", w.env.id),
+		slog.String("task_type", a.typeOf(w.env)), slog.String("outcome", outcome), slog.Any("error", err))
 }
 
 // logFailure is the default error handler.

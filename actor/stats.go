@@ -68,6 +68,9 @@ func (a *Actor[T]) Stats() Stats {
 	if e := a.ready.front(); e != nil && (!waiting || e.x.ready < oldest) {
 		waiting, oldest = true, e.x.ready
 	}
+	if enq, ok := a.handStatsLocked(&s); ok && (!waiting || enq < oldest) {
+		waiting, oldest = true, enq
+	}
 	a.mu.Unlock()
 	if waiting {
 		// Read after the lock, so as to be later than every reading

@@ -5,13 +5,15 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
 // A worker is one goroutine that runs tasks. name and wake are set once;
-// timer, goexit, enq and enqAt belong to the worker's goroutine; the rest
-// is guarded by the actor's mutex, except that the worker reads cur without
-// it while it runs the task, when no one writes cur.
+// timer, goexit, env, enq and enqAt belong to the worker's goroutine;
+// counts is atomic (see hand.go); the rest is guarded by the actor's mutex,
+// except that the worker reads cur, hand and handEnd without it, when no
+// one else writes them.
 type worker[T any] struct {
 	name string // "<actor>/<n>"
 	// wake is signalled once per park: true hands the worker a task in cur,
@@ -19,12 +21,22 @@ type worker[T any] struct {
 	wake  chan bool
 	timer *time.Timer // keep-alive, made on first use
 
-	cur       envelope[T] // the task in hand
-	started   bool        // has looked for a task once
-	busy      bool        // cur is in a handler, or about to be
-	running   bool        // cur has not ended: it counts in Actor.running
-	abandoned bool        // Close gave up on cur and dead-lettered it
-	goexit    *PanicError // set when the handler called runtime.Goexit
+	cur       envelope[T]  // the task in hand, unless it is in a hand
+	env       *envelope[T] // the current task: &cur, or a slot of hand
+	started   bool         // has looked for a task once
+	busy      bool         // the current task is in a handler, or about to be
+	running   bool         // the current task has not ended: it counts in Actor.running
+	abandoned bool         // Close gave up on the current task and dead-lettered it
+	goexit    *PanicError  // set when the handler called runtime.Goexit
+
+	// A run of the mailbox lent to the worker (see hand.go): the slots
+	// [handEnd-left, handEnd) of hand are its tasks not yet started, where
+	// left is counted in counts. handCur is the slot of the current task,
+	// as halt found it.
+	hand    *chunk[envelope[T]]
+	handEnd int
+	handCur int
+	counts  atomic.Uint64
 
 	// The Enqueued of the last task w ran, by its clock reading: tasks
 	// queued within a tick of the coarse clock share a reading, so most
@@ -35,20 +47,22 @@ type worker[T any] struct {
 
 // task returns the Task of w's current task.
 func (w *worker[T]) task(a *Actor[T]) Task[T] {
-	env := &w.cur
+	env := w.env
 	if env.enq != w.enq || w.enqAt.IsZero() {
 		w.enq, w.enqAt = env.enq, a.clock.at(env.enq)
 	}
 	return Task[T]{ID: env.id, Type: a.typeOf(env), Attempt: env.attempt(), Enqueued: w.enqAt, Payload: env.payload}
 }
 
-// spawnLocked starts a worker, which will look for a task.
-func (a *Actor[T]) spawnLocked() {
+// spawnLocked starts a worker, which will look for a task once it gets the
+// mutex.
+func (a *Actor[T]) spawnLocked() *worker[T] {
 	a.nextWorker++
 	w := &worker[T]{name: a.name + "/" + strconv.Itoa(a.nextWorker), wake: make(chan bool, 1)}
 	a.workers[w] = struct{}{}
 	a.starting++
 	go a.work(w)
+	return w
 }
 
 // growLocked starts a worker when tasks wait that no worker is on its way to
@@ -107,6 +121,9 @@ func (a *Actor[T]) work(w *worker[T]) {
 // next ends w's current task, as completed if done, and finds w its next
 // one, parking while there is none. It reports false when w must exit.
 func (a *Actor[T]) next(w *worker[T], done bool) bool {
+	if done && w.hand != nil && w.nextInHand() {
+		return true
+	}
 	a.mu.Lock()
 	if !w.started {
 		w.started = true
@@ -117,6 +134,8 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 		w.busy = false
 		a.busy--
 		if w.abandoned {
+			a.settleHandLocked(w)
+			a.dropHandLocked(w)
 			a.removeLocked(w)
 			a.mu.Unlock()
 			if done {
@@ -128,11 +147,22 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 			w.running = false
 			a.running--
 			a.c.completed++
-			reply = w.cur.reply()
+			reply = w.env.reply()
 		}
 	}
 	for {
+		if a.handLocked(w) || a.lendLocked(w) {
+			w.busy, w.running = true, true
+			a.busy++
+			a.running++
+			a.mu.Unlock()
+			if reply != nil {
+				reply <- nil
+			}
+			return true
+		}
 		if s, ok := a.popLocked(&w.cur); ok {
+			w.env = &w.cur
 			w.busy, w.running = true, true
 			a.busy++
 			a.running++
@@ -173,6 +203,7 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 			return false
 		}
 		if got {
+			w.env = &w.cur
 			return true
 		}
 		a.mu.Lock()
@@ -242,6 +273,7 @@ func (a *Actor[T]) afterGoexit(w *worker[T]) {
 	a.mu.Lock()
 	w.busy = false
 	a.busy--
+	a.passHandLocked(w) // before w leaves, lest the actor seem drained
 	a.removeLocked(w)
 	if !a.halted {
 		if !a.closing && len(a.workers) < a.set.min {
