@@ -17,6 +17,13 @@
 // task with [ErrMailboxFull], drop the oldest queued task, or drop the new
 // one. A dropped task is not lost: it goes to the dead letters.
 //
+// Workers take tasks in the order they were sent, so one worker runs them in
+// that order. While many wait in an unbounded mailbox, a worker takes a run
+// of them at once — at most half its share of the queue — and works through
+// it without contending with the senders for the mailbox; with several
+// workers, tasks then start in an order that is close to, not exactly, the
+// order sent. A task taken that way counts in Stats.Queued until it starts.
+//
 // # Failures
 //
 // A handler's error, panic, runtime.Goexit or timeout fails one attempt of
