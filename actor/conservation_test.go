@@ -69,6 +69,8 @@ func TestConservation(t *testing.T) {
 		{"dropping oldest", Config[int]{Workers: 8, Capacity: 64, Overflow: OverflowDropOldest}},
 		{"dropping newest", Config[int]{Workers: 8, Capacity: 64, Overflow: OverflowDropNewest}},
 		{"unbounded elastic", Config[int]{MinWorkers: 1, MaxWorkers: 16, KeepAlive: time.Millisecond}},
+		// Few workers and a long queue: workers run hands (see hand.go).
+		{"unbounded fixed", Config[int]{Workers: 2}},
 	}
 	for _, tc := range configs {
 		t.Run(tc.name, func(t *testing.T) {
