@@ -23,7 +23,7 @@ type Stats struct {
 	DeadLettered uint64 // accepted tasks handed to the dead letters
 
 	// Gauges.
-	Queued   int // tasks waiting for a worker: in the mailbox, or retries whose backoff has passed
+	Queued   int // tasks waiting for a worker: in the mailbox (a worker's run of it included), or retries whose backoff has passed
 	Retrying int // tasks waiting for their backoff
 	Running  int // tasks in a handler
 	Blocked  int // sends waiting for room in a full mailbox; their tasks are not yet accepted
