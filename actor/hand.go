@@ -7,7 +7,7 @@ import "time"
 // mutex in between. While a queue is long, a worker that took the mutex for
 // every task would contend for it with every sender; with a hand it takes
 // it once a run. The tasks stay in the mailbox's chunk, read in place, and
-// the worker's share is at most half of what waits divided among the
+// a run is at most half of what waits divided by Config's maximum of
 // workers, so that no worker sits on tasks that the others could run.
 //
 // What the worker does without the mutex goes through one atomic word,
@@ -30,7 +30,10 @@ func (a *Actor[T]) lendLocked(w *worker[T]) bool {
 	if a.box.bounded || a.ready.n > 0 {
 		return false
 	}
-	share := a.box.len() / (2 * len(a.workers))
+	// Shared among as many workers as the actor may have, not as it has: an
+	// elastic actor is about to grow when tasks wait, and the new workers
+	// must find them in the mailbox, not in one worker's hand.
+	share := a.box.len() / (2 * a.set.max)
 	if share < 2 {
 		return false
 	}
