@@ -25,19 +25,43 @@ func lentNow[T any](a *Actor[T]) bool {
 	return false
 }
 
-// queueBehindGate sends n tasks, 1 to n, to a, whose handler holds task 1
-// until gate is closed, so that the rest queue; it returns once they have.
-func queueBehindGate(t *testing.T, a *Actor[int], held <-chan struct{}, n int) {
+// A handRig is an actor of one worker whose handler holds task 1 until open
+// is called, so that the tasks sent after it queue and the worker, once
+// freed, takes them in hands. Every task goes on to the test's handler.
+type handRig struct {
+	a    *Actor[int]
+	held chan struct{} // closed once task 1 runs
+	gate chan struct{} // closed by open
+}
+
+func newHandRig(t *testing.T, cfg Config[int], h Handler[int]) *handRig {
+	r := &handRig{held: make(chan struct{}), gate: make(chan struct{})}
+	cfg.Workers = 1
+	r.a = newActor(t, "hand", func(ctx context.Context, task Task[int]) error {
+		if task.Payload == 1 {
+			close(r.held)
+			<-r.gate
+		}
+		return h(ctx, task)
+	}, cfg)
+	return r
+}
+
+// send sends the tasks from to to; once task 1 is sent it waits for it to
+// run, so that the others queue.
+func (r *handRig) send(t *testing.T, from, to int) {
 	t.Helper()
-	for i := 1; i <= n; i++ {
-		if err := a.Send(t.Context(), i); err != nil {
+	for i := from; i <= to; i++ {
+		if err := r.a.Send(t.Context(), i); err != nil {
 			t.Fatal(err)
 		}
 		if i == 1 {
-			<-held
+			<-r.held
 		}
 	}
 }
+
+func (r *handRig) open() { close(r.gate) }
 
 // TestHandKeepsOrderAndStats checks a worker running a hand: tasks run in
 // the order sent, and every snapshot of Stats taken meanwhile counts the
@@ -45,19 +69,14 @@ func queueBehindGate(t *testing.T, a *Actor[int], held <-chan struct{}, n int) {
 // queued.
 func TestHandKeepsOrderAndStats(t *testing.T) {
 	noLeaks(t)
-	held, gate := make(chan struct{}), make(chan struct{})
 	var (
 		seen []int
 		lent bool
-		a    *Actor[int]
+		r    *handRig
 	)
-	a = newActor(t, "hand", func(_ context.Context, task Task[int]) error {
-		if task.Payload == 1 {
-			close(held)
-			<-gate
-		}
-		lent = lent || lentNow(a)
-		s := a.Stats()
+	r = newHandRig(t, Config[int]{}, func(_ context.Context, task Task[int]) error {
+		lent = lent || lentNow(r.a)
+		s := r.a.Stats()
 		conserved(t, s)
 		if s.Completed != uint64(len(seen)) || s.Running != 1 || s.Queued != handTasks-len(seen)-1 {
 			t.Errorf("task %d: Completed %d, Running %d, Queued %d; want %d, 1, %d", task.Payload, s.Completed, s.Running, s.Queued, len(seen), handTasks-len(seen)-1)
@@ -67,10 +86,10 @@ func TestHandKeepsOrderAndStats(t *testing.T) {
 		}
 		seen = append(seen, task.Payload)
 		return nil
-	}, Config[int]{Workers: 1})
-	queueBehindGate(t, a, held, handTasks)
-	close(gate)
-	if err := a.Close(t.Context()); err != nil {
+	})
+	r.send(t, 1, handTasks)
+	r.open()
+	if err := r.a.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if !lent {
@@ -79,7 +98,7 @@ func TestHandKeepsOrderAndStats(t *testing.T) {
 	if !slices.IsSorted(seen) || len(seen) != handTasks {
 		t.Errorf("ran %d tasks, in order: %v; want %d in order", len(seen), slices.IsSorted(seen), handTasks)
 	}
-	if s := a.Stats(); s.Completed != handTasks {
+	if s := r.a.Stats(); s.Completed != handTasks {
 		t.Errorf("Completed = %d, want %d", s.Completed, handTasks)
 	}
 }
@@ -89,31 +108,27 @@ func TestHandKeepsOrderAndStats(t *testing.T) {
 // ignoring its context is abandoned, and every task ends exactly once.
 func TestHandStop(t *testing.T) {
 	noLeaks(t)
-	held, gate, stuck, release := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	stuck, release := make(chan struct{}), make(chan struct{})
 	sink := NewRingSink[int](handTasks)
 	var (
 		completed record[int]
 		lent      bool
-		a         *Actor[int]
+		r         *handRig
 	)
-	a = newActor(t, "hand", func(_ context.Context, task Task[int]) error {
-		switch task.Payload {
-		case 1:
-			close(held)
-			<-gate
-		case 10:
-			lent = lentNow(a)
+	r = newHandRig(t, Config[int]{DeadLetters: sink, Grace: time.Millisecond}, func(_ context.Context, task Task[int]) error {
+		if task.Payload == 10 {
+			lent = lentNow(r.a)
 			close(stuck)
 			<-release // ignores its context, so Stop abandons it
 			return nil
 		}
 		completed.add(task.Payload)
 		return nil
-	}, Config[int]{Workers: 1, DeadLetters: sink, Grace: time.Millisecond})
-	queueBehindGate(t, a, held, handTasks)
-	close(gate)
+	})
+	r.send(t, 1, handTasks)
+	r.open()
 	<-stuck
-	err := a.Stop()
+	err := r.a.Stop()
 	close(release)
 	if !lent {
 		t.Fatal("task 10 did not run from a hand")
@@ -122,7 +137,7 @@ func TestHandStop(t *testing.T) {
 	if !errors.As(err, &de) || de.Queued != handTasks-10 || de.InFlight != 1 || de.Abandoned != 1 {
 		t.Fatalf("Stop = %v; want a DrainError with %d queued and 1 abandoned", err, handTasks-10)
 	}
-	s := a.Stats()
+	s := r.a.Stats()
 	conserved(t, s)
 	if s.Completed != 9 || s.DeadLettered != handTasks-9 {
 		t.Errorf("Completed %d, DeadLettered %d; want 9 and %d", s.Completed, s.DeadLettered, handTasks-9)
@@ -138,34 +153,29 @@ func TestHandStop(t *testing.T) {
 // a hand: the worker that takes its place runs the rest of the hand.
 func TestHandGoexit(t *testing.T) {
 	noLeaks(t)
-	held, gate := make(chan struct{}), make(chan struct{})
 	sink := NewRingSink[int](handTasks)
 	var (
 		completed record[int]
 		lent      bool
-		a         *Actor[int]
+		r         *handRig
 	)
-	a = newActor(t, "hand", func(_ context.Context, task Task[int]) error {
-		switch task.Payload {
-		case 1:
-			close(held)
-			<-gate
-		case 10:
-			lent = lentNow(a)
+	r = newHandRig(t, Config[int]{DeadLetters: sink}, func(_ context.Context, task Task[int]) error {
+		if task.Payload == 10 {
+			lent = lentNow(r.a)
 			runtime.Goexit()
 		}
 		completed.add(task.Payload)
 		return nil
-	}, Config[int]{Workers: 1, DeadLetters: sink})
-	queueBehindGate(t, a, held, handTasks)
-	close(gate)
-	if err := a.Close(t.Context()); err != nil {
+	})
+	r.send(t, 1, handTasks)
+	r.open()
+	if err := r.a.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if !lent {
 		t.Fatal("task 10 did not run from a hand")
 	}
-	s := a.Stats()
+	s := r.a.Stats()
 	conserved(t, s)
 	if s.Completed != handTasks-1 || s.Panicked != 1 || !slices.Equal(payloads(t, sink), []int{10}) {
 		t.Errorf("Completed %d, Panicked %d, dead letters %v; want %d, 1, [10]", s.Completed, s.Panicked, payloads(t, sink), handTasks-1)
@@ -181,45 +191,36 @@ func TestHandGoexit(t *testing.T) {
 // 2 to 21 make the first hand.
 func TestHandAskAndRetry(t *testing.T) {
 	noLeaks(t)
-	held, gate := make(chan struct{}), make(chan struct{})
 	var (
 		attempts record[int]
 		lent     bool
-		a        *Actor[int]
+		r        *handRig
 	)
-	a = newActor(t, "hand", func(_ context.Context, task Task[int]) error {
-		switch task.Payload {
-		case 1:
-			close(held)
-			<-gate
-		case 20:
+	r = newHandRig(t, Config[int]{MaxAttempts: 2, Backoff: Backoff{Initial: time.Microsecond}}, func(_ context.Context, task Task[int]) error {
+		if task.Payload == 20 {
 			attempts.add(task.Attempt)
 			if task.Attempt == 1 {
-				lent = lentNow(a)
+				lent = lentNow(r.a)
 				return errors.New("first attempt fails")
 			}
 		}
 		return nil
-	}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: Backoff{Initial: time.Microsecond}})
-	queueBehindGate(t, a, held, 9)
+	})
+	r.send(t, 1, 9)
 	asked := make(chan error)
-	go func() { asked <- a.Ask(t.Context(), 10) }()
-	for a.Stats().Queued < 9 {
+	go func() { asked <- r.a.Ask(t.Context(), 10) }()
+	for r.a.Stats().Queued < 9 {
 		runtime.Gosched() // until the Ask's task is queued behind the others
 	}
-	for i := 11; i <= 41; i++ {
-		if err := a.Send(t.Context(), i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(gate)
+	r.send(t, 11, 41)
+	r.open()
 	if err := <-asked; err != nil {
 		t.Fatalf("Ask = %v", err)
 	}
-	if s := a.Stats(); s.Completed < 10 {
+	if s := r.a.Stats(); s.Completed < 10 {
 		t.Errorf("after Ask returned, Completed = %d; want its task and the 9 sent before it", s.Completed)
 	}
-	if err := a.Close(t.Context()); err != nil {
+	if err := r.a.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if !lent {
@@ -228,7 +229,7 @@ func TestHandAskAndRetry(t *testing.T) {
 	if got := attempts.get(); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("task 20 ran attempts %v, want [1 2]", got)
 	}
-	s := a.Stats()
+	s := r.a.Stats()
 	conserved(t, s)
 	if s.Completed != 41 || s.Retried != 1 {
 		t.Errorf("Completed %d, Retried %d; want 41 and 1", s.Completed, s.Retried)

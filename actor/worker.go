@@ -151,18 +151,7 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 		}
 	}
 	for {
-		if a.handLocked(w) || a.lendLocked(w) {
-			w.busy, w.running = true, true
-			a.busy++
-			a.running++
-			a.mu.Unlock()
-			if reply != nil {
-				reply <- nil
-			}
-			return true
-		}
-		if s, ok := a.popLocked(&w.cur); ok {
-			w.env = &w.cur
+		if s, ok := a.takeLocked(w); ok {
 			w.busy, w.running = true, true
 			a.busy++
 			a.running++
@@ -208,6 +197,20 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 		}
 		a.mu.Lock()
 	}
+}
+
+// takeLocked makes w's next task its current one, and reports whether there
+// was one: the next of w's hand, the first of a new hand, or else the task
+// popLocked takes, whose sender it returns.
+func (a *Actor[T]) takeLocked(w *worker[T]) (*sender[T], bool) {
+	if a.handLocked(w) || a.lendLocked(w) {
+		return nil, true
+	}
+	s, ok := a.popLocked(&w.cur)
+	if ok {
+		w.env = &w.cur
+	}
+	return s, ok
 }
 
 // popLocked takes the next task into dst, and reports whether there was
