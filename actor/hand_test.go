@@ -63,6 +63,16 @@ func (r *handRig) send(t *testing.T, from, to int) {
 
 func (r *handRig) open() { close(r.gate) }
 
+// run sends handTasks tasks, lets them run and closes the actor.
+func (r *handRig) run(t *testing.T) {
+	t.Helper()
+	r.send(t, 1, handTasks)
+	r.open()
+	if err := r.a.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestHandKeepsOrderAndStats checks a worker running a hand: tasks run in
 // the order sent, and every snapshot of Stats taken meanwhile counts the
 // tasks before as completed, the task running as running, and the rest as
@@ -87,11 +97,7 @@ func TestHandKeepsOrderAndStats(t *testing.T) {
 		seen = append(seen, task.Payload)
 		return nil
 	})
-	r.send(t, 1, handTasks)
-	r.open()
-	if err := r.a.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	r.run(t)
 	if !lent {
 		t.Error("no worker was lent a hand of the queue")
 	}
@@ -167,11 +173,7 @@ func TestHandGoexit(t *testing.T) {
 		completed.add(task.Payload)
 		return nil
 	})
-	r.send(t, 1, handTasks)
-	r.open()
-	if err := r.a.Close(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	r.run(t)
 	if !lent {
 		t.Fatal("task 10 did not run from a hand")
 	}
