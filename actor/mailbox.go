@@ -159,6 +159,8 @@ func (q *chunks[E]) pop(dst *E) {
 func (q *chunks[E]) advance() {
 	switch {
 	case q.n == 0 && q.head.lent > 0:
+		// Empty, but hands still read slots of the chunk: leave it to
+		// them, and start the next push on another chunk.
 		q.head, q.tail, q.r, q.w = nil, nil, 0, 0
 	case q.n == 0:
 		// Empty, so head is tail: keep the chunk and start it over.

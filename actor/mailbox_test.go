@@ -88,6 +88,67 @@ func TestChunksGrowAndShrink(t *testing.T) {
 	}
 }
 
+// TestChunksLend checks that slots lent out of a chunk are neither
+// overwritten nor cleared by the queue, whether the loan empties the queue
+// or the queue reads past the chunk, and that a lent chunk does not become
+// the spare.
+func TestChunksLend(t *testing.T) {
+	noLeaks(t)
+	vals := make([]*int, 2*chunkLen)
+	for i := range vals {
+		v := i
+		vals[i] = &v
+	}
+	intact := func(c *chunk[*int], from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			if c.items[i] != vals[i] {
+				t.Fatalf("lent slot %d holds %v", i, c.items[i])
+			}
+		}
+	}
+
+	// A loan that empties the queue: the next pushes go to another chunk.
+	var q chunks[*int]
+	for i := range 10 {
+		q.push(&vals[i])
+	}
+	c, from, to := q.lend(100)
+	if from != 0 || to != 10 || q.n != 0 {
+		t.Fatalf("lend(100) of 10 = [%d, %d), %d left; want [0, 10), 0 left", from, to, q.n)
+	}
+	for i := 10; i < 20; i++ {
+		q.push(&vals[i])
+	}
+	intact(c, from, to)
+	if q.head == c {
+		t.Error("the queue wrote again into a chunk whose slots are lent")
+	}
+
+	// A loan from a chunk the queue then reads to its end: the chunk is
+	// dropped, not kept as the spare, and not cleared.
+	var r chunks[*int]
+	for i := range vals {
+		r.push(&vals[i])
+	}
+	c, from, to = r.lend(5)
+	var got *int
+	for range chunkLen - 5 {
+		r.pop(&got)
+	}
+	if r.spare == c {
+		t.Error("a chunk with lent slots became the spare")
+	}
+	intact(c, from, to)
+	c.giveBack()
+	if c.lent != 0 {
+		t.Errorf("after giveBack, lent = %d", c.lent)
+	}
+	if *got != chunkLen-1 || r.n != chunkLen {
+		t.Errorf("after the loan and %d pops: last popped %d, %d left; want %d, %d", chunkLen-5, *got, r.n, chunkLen-1, chunkLen)
+	}
+}
+
 func countChunks[E any](q *chunks[E]) int {
 	n := 0
 	for c := q.head; c != nil; c = c.next {
