@@ -13,9 +13,8 @@ import (
 	"github.com/actorpool/actorpool/internal/testenv"
 )
 
-// The fault tests do not run in parallel: one of them stops the server.
-// No other package of the module uses PostgreSQL, so stopping it breaks
-// no test running beside these.
+// A fault test that stops the server stops a private cluster of its own;
+// the shared server that ACTORPOOL_POSTGRES names is never stopped.
 
 // checkNoSlotLost checks that every slot of p can still hold a working
 // connection.
@@ -38,9 +37,9 @@ func checkNoSlotLost(t *testing.T, p *Pool) {
 // callers and starts it again: callers fail, within their deadlines, while
 // it is down, and all succeed again once it is back.
 func TestFaultRestart(t *testing.T) {
-	dsn := testenv.Postgres(t)
+	srv := testenv.PrivatePostgres(t)
+	dsn := srv.DSN()
 	testenv.CheckGoroutines(t)
-	addr := testenv.PostgresHostPort(t, dsn)
 	p := newPGPool(t, dsn, testName(), func(c *Config) {
 		c.Pool.MaxObjects, c.Pool.CreateTimeout = 8, 2*time.Second
 	})
@@ -50,9 +49,9 @@ func TestFaultRestart(t *testing.T) {
 	})
 	load.WaitAllSucceed(t, 30*time.Second)
 
-	testenv.StopPostgres(t, addr)
+	srv.Stop()
 	load.WaitErrors(t, 20*time.Second)
-	testenv.StartPostgres(t, addr)
+	srv.Start()
 	load.WaitAllSucceed(t, 60*time.Second)
 	load.Stop()
 	load.Check(t)

@@ -13,7 +13,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// The fault tests do not run in parallel: one of them stops the server.
+// A fault test that stops the server stops a private redis-server of its
+// own; the shared server that ACTORPOOL_REDIS names is never stopped.
 
 // checkNoSlotLost checks that every slot of p can still hold a working
 // connection.
@@ -36,7 +37,8 @@ func checkNoSlotLost(t *testing.T, p *Pool) {
 // callers and starts it again: callers fail, within their deadlines, while
 // it is down, and all succeed again once it is back.
 func TestFaultRestart(t *testing.T) {
-	addr := testenv.Redis(t)
+	srv := testenv.PrivateRedis(t)
+	addr := srv.Addr()
 	testenv.CheckGoroutines(t)
 	name := testName(t)
 	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 8, CreateTimeout: time.Second})
@@ -46,9 +48,9 @@ func TestFaultRestart(t *testing.T) {
 	})
 	load.WaitAllSucceed(t, 20*time.Second)
 
-	testenv.StopRedis(t, addr)
+	srv.Stop()
 	load.WaitErrors(t, 20*time.Second)
-	testenv.StartRedis(t, addr)
+	srv.Start()
 	load.WaitAllSucceed(t, 30*time.Second)
 	load.Stop()
 	load.Check(t)

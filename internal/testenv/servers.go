@@ -1,161 +1,370 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// serverWait bounds how long a stop or start may take to show.
+// Fault tests stop, kill and restart servers. They never do that to the
+// shared servers named by ACTORPOOL_POSTGRES and ACTORPOOL_REDIS, which
+// the tests of other packages, run in parallel by go test, are using: each
+// fault test starts a private server of its own on a free port, in a
+// temporary directory, and removes it when it ends.
+
+// serverWait bounds how long a private server may take to start or stop.
 const serverWait = 30 * time.Second
 
-// control skips t, or fails it under CI, unless this process can stop and
-// start the server at addr: the server is on this machine, we are root, and
-// tool is installed.
-func control(t testing.TB, addr, tool string) {
+// privateControl skips t, or fails it under CI, unless this process can
+// run a private server of the kind tool names.
+func privateControl(t testing.TB, tool string) string {
 	t.Helper()
 	why := ""
-	host, _, err := net.SplitHostPort(addr)
+	path, err := lookTool(tool)
 	switch {
 	case err != nil:
-		why = fmt.Sprintf("address %q: %v", addr, err)
-	case !net.ParseIP(host).IsLoopback() && host != "localhost":
-		why = fmt.Sprintf("the server at %s is not on this machine", addr)
-	case os.Geteuid() != 0:
-		why = "stopping the server needs root"
-	default:
-		if _, err := exec.LookPath(tool); err != nil {
-			why = fmt.Sprintf("%s is not installed", tool)
-		}
+		why = err.Error()
+	case os.Geteuid() != 0 && tool == "initdb":
+		// PostgreSQL refuses to run as root, so the cluster runs as the
+		// postgres user, which only root can switch to.
+		why = "a private PostgreSQL runs as the postgres user, which needs root"
 	}
 	if why == "" {
-		return
+		return path
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatalf("fault test cannot control the server under CI: %s", why)
+		t.Fatalf("fault test cannot start a private server under CI: %s", why)
 	}
-	t.Skipf("fault test needs a server it can restart: %s; run bash .ci/run as root", why)
+	t.Skipf("fault test needs a private server: %s; run bash .ci/run as root", why)
+	return ""
 }
 
-// StopRedis shuts down the Redis server at addr (SHUTDOWN NOSAVE) and
-// waits until it refuses connections. It arranges for the server to be
-// started again when t ends, however t ends.
-func StopRedis(t testing.TB, addr string) {
-	t.Helper()
-	control(t, addr, "redis-server")
-	exclusive(t, "redis")
-	t.Cleanup(func() {
-		if !Reachable(addr) {
-			if err := startRedis(addr); err != nil {
-				t.Errorf("restarting Redis after the test: %v", err)
-			}
+// lookTool finds tool on PATH or, for PostgreSQL's programs, in Debian's
+// versioned directory, newest version first.
+func lookTool(tool string) (string, error) {
+	if p, err := exec.LookPath(tool); err == nil {
+		return p, nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, d := range dirs {
+		p := filepath.Join(d, tool)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
 		}
-	})
-	c, err := net.DialTimeout("tcp", addr, reachTimeout)
-	if err != nil {
-		t.Fatalf("stop Redis: %v", err)
 	}
-	// The server closes the connection instead of replying.
-	c.SetDeadline(time.Now().Add(serverWait))
-	_, err = c.Write([]byte("*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n"))
-	if err == nil {
-		var b [64]byte
-		c.Read(b[:])
-	}
-	c.Close()
-	if err := waitFor(func() bool { return !Reachable(addr) }); err != nil {
-		t.Fatalf("stop Redis at %s: still reachable: %v", addr, err)
-	}
+	return "", fmt.Errorf("%s is not installed", tool)
 }
 
-// StartRedis starts the Redis server at addr, as .ci/run does, and waits
-// until it accepts connections.
-func StartRedis(t testing.TB, addr string) {
+// A PGServer is a private PostgreSQL cluster that a test created and may
+// stop, start and restart at will. It runs as the postgres user, trusts
+// every local connection, and is removed when the test ends.
+type PGServer struct {
+	t      testing.TB
+	bin    string // directory of initdb, pg_ctl and postgres
+	dir    string // holds data/, the socket and the log
+	port   int
+	mu     sync.Mutex
+	frozen bool
+}
+
+var (
+	pgTemplateOnce sync.Once
+	pgTemplate     string
+	pgTemplateErr  error
+)
+
+// PrivatePostgres creates and starts a private PostgreSQL cluster on a free
+// port and arranges for it to be stopped and removed when t ends.
+func PrivatePostgres(t testing.TB) *PGServer {
 	t.Helper()
-	control(t, addr, "redis-server")
-	if err := startRedis(addr); err != nil {
+	initdb := privateControl(t, "initdb")
+	s := &PGServer{t: t, bin: filepath.Dir(initdb)}
+	dir, err := os.MkdirTemp("", "actorpool-pg-")
+	if err != nil {
 		t.Fatal(err)
 	}
+	s.dir = dir
+	t.Cleanup(func() {
+		s.kill()
+		os.RemoveAll(dir)
+	})
+	// One initdb per PostgreSQL version, copied for each cluster: initdb
+	// takes seconds, a copy milliseconds.
+	pgTemplateOnce.Do(func() { pgTemplate, pgTemplateErr = initTemplate(s.bin) })
+	if pgTemplateErr != nil {
+		t.Fatal(pgTemplateErr)
+	}
+	if out, err := exec.Command("cp", "-a", pgTemplate, filepath.Join(dir, "data")).CombinedOutput(); err != nil {
+		t.Fatalf("copy the template cluster: %v: %s", err, out)
+	}
+	if err := chownPostgres(dir); err != nil {
+		t.Fatal(err)
+	}
+	s.port = freePort(t)
+	s.Start()
+	return s
 }
 
-func startRedis(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
+// initTemplate returns a freshly initialised data directory to copy,
+// made by initdb the first time a test on this machine asks for one and
+// kept, under the temporary directory, for the next test processes.
+func initTemplate(bin string) (string, error) {
+	final := filepath.Join(os.TempDir(), "actorpool-pgtemplate-"+filepath.Base(filepath.Dir(bin)))
+	if _, err := os.Stat(filepath.Join(final, "PG_VERSION")); err == nil {
+		return final, nil
 	}
-	for _, dir := range []string{"/var/lib/redis", "/var/log/redis"} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := os.MkdirTemp("", "actorpool-pginit-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	if err := chownPostgres(dir); err != nil {
+		return "", err
+	}
+	data := filepath.Join(dir, "data")
+	cmd := asPostgres(filepath.Join(bin, "initdb"), "--no-sync", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("initdb: %v: %s", err, out)
+	}
+	// Another test process may have made it meanwhile: either copy will do.
+	if err := os.Rename(data, final); err != nil {
+		if _, serr := os.Stat(filepath.Join(final, "PG_VERSION")); serr != nil {
+			return "", fmt.Errorf("keep the template cluster: %w", err)
+		}
+	}
+	return final, nil
+}
+
+// DSN returns a connection URL for the cluster's postgres database.
+func (s *PGServer) DSN() string {
+	return fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", s.Addr())
+}
+
+// Addr returns the cluster's host:port.
+func (s *PGServer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Start starts the cluster and waits until it accepts connections.
+func (s *PGServer) Start() {
+	s.t.Helper()
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", s.port, s.dir)
+	cmd := asPostgres(filepath.Join(s.bin, "pg_ctl"), "-D", filepath.Join(s.dir, "data"), "-o", opts,
+		"-l", filepath.Join(s.dir, "log"), "-w", "-t", strconv.Itoa(int(serverWait/time.Second)), "start")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("start private PostgreSQL on %s: %v: %s\n%s", s.Addr(), err, out, s.log())
+	}
+	if err := waitFor(func() bool { return Reachable(s.Addr()) }); err != nil {
+		s.t.Fatalf("start private PostgreSQL on %s: %v\n%s", s.Addr(), err, s.log())
+	}
+}
+
+// Stop stops the cluster with a fast shutdown (sessions are ended,
+// transactions rolled back) and waits until it refuses connections.
+func (s *PGServer) Stop() { s.stop("fast") }
+
+// Crash stops the cluster with an immediate shutdown, as a power cut or a
+// kill -9 of the postmaster would: no checkpoint, recovery from the WAL at
+// the next start.
+func (s *PGServer) Crash() { s.stop("immediate") }
+
+// Restart stops the cluster (fast) and starts it again.
+func (s *PGServer) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.Start()
+}
+
+func (s *PGServer) stop(mode string) {
+	s.t.Helper()
+	s.Thaw()
+	cmd := asPostgres(filepath.Join(s.bin, "pg_ctl"), "-D", filepath.Join(s.dir, "data"), "-m", mode, "-w", "stop")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("stop private PostgreSQL on %s: %v: %s", s.Addr(), err, out)
+	}
+	if err := waitFor(func() bool { return !Reachable(s.Addr()) }); err != nil {
+		s.t.Fatalf("stop private PostgreSQL on %s: still reachable: %v", s.Addr(), err)
+	}
+}
+
+// Freeze stops every process of the cluster with SIGSTOP: connections stay
+// open and nothing answers, as when a server hangs or a network drops
+// packets. Thaw, Stop and the test's end undo it.
+func (s *PGServer) Freeze() {
+	s.t.Helper()
+	s.signalAll(syscall.SIGSTOP)
+	s.mu.Lock()
+	s.frozen = true
+	s.mu.Unlock()
+}
+
+// Thaw resumes a frozen cluster.
+func (s *PGServer) Thaw() {
+	s.mu.Lock()
+	frozen := s.frozen
+	s.frozen = false
+	s.mu.Unlock()
+	if frozen {
+		s.signalAll(syscall.SIGCONT)
+	}
+}
+
+// signalAll signals the postmaster and its children.
+func (s *PGServer) signalAll(sig syscall.Signal) {
+	pid, ok := s.postmaster()
+	if !ok {
+		return
+	}
+	out, _ := exec.Command("pgrep", "-P", strconv.Itoa(pid)).Output()
+	pids := []int{pid}
+	for _, f := range bytes.Fields(out) {
+		if c, err := strconv.Atoi(string(f)); err == nil {
+			pids = append(pids, c)
+		}
+	}
+	for _, p := range pids {
+		syscall.Kill(p, sig)
+	}
+}
+
+// postmaster reads the postmaster's pid from its pid file.
+func (s *PGServer) postmaster() (int, bool) {
+	b, err := os.ReadFile(filepath.Join(s.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(line)))
+	return pid, err == nil
+}
+
+// kill stops the cluster at the end of the test, however the test ended.
+func (s *PGServer) kill() {
+	s.Thaw()
+	if _, ok := s.postmaster(); !ok {
+		return
+	}
+	asPostgres(filepath.Join(s.bin, "pg_ctl"), "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop").Run()
+}
+
+func (s *PGServer) log() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+	return string(b)
+}
+
+// asPostgres returns a command that runs as the postgres user.
+func asPostgres(name string, args ...string) *exec.Cmd {
+	if os.Geteuid() != 0 {
+		return exec.Command(name, args...)
+	}
+	return exec.Command("runuser", append([]string{"-u", "postgres", "--", name}, args...)...)
+}
+
+// chownPostgres gives dir, and what it holds, to the postgres user.
+func chownPostgres(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return fmt.Errorf("private PostgreSQL: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return filepath.Walk(dir, func(path string, _ os.FileInfo, err error) error {
+		if err != nil {
 			return err
 		}
-	}
-	// With --daemonize the server detaches and this command returns at
-	// once; its output goes to the log file.
-	cmd := exec.Command("redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", port,
-		"--save", "", "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("start Redis: %v: %s", err, out)
-	}
-	if err := waitFor(func() bool { return Reachable(addr) }); err != nil {
-		return fmt.Errorf("start Redis on %s: %w; see /var/log/redis/ci.log", addr, err)
-	}
-	return nil
-}
-
-// StopPostgres stops the local PostgreSQL cluster at addr (fast shutdown:
-// sessions are ended, transactions rolled back) and waits until it refuses
-// connections. It arranges for the cluster to be started again when t
-// ends, however t ends.
-func StopPostgres(t testing.TB, addr string) {
-	t.Helper()
-	control(t, addr, "pg_ctlcluster")
-	exclusive(t, "postgres")
-	t.Cleanup(func() {
-		if !Reachable(addr) {
-			if err := pgctl("start"); err != nil {
-				t.Errorf("restarting PostgreSQL after the test: %v", err)
-			} else if err := waitFor(func() bool { return Reachable(addr) }); err != nil {
-				t.Errorf("restarting PostgreSQL after the test: %v", err)
-			}
-		}
+		return os.Lchown(path, uid, gid)
 	})
-	if err := pgctl("stop", "-m", "fast"); err != nil {
-		t.Fatal(err)
-	}
-	if err := waitFor(func() bool { return !Reachable(addr) }); err != nil {
-		t.Fatalf("stop PostgreSQL at %s: still reachable: %v", addr, err)
-	}
 }
 
-// StartPostgres starts the local PostgreSQL cluster at addr and waits until
-// it accepts connections.
-func StartPostgres(t testing.TB, addr string) {
+// A RedisServer is a private redis-server that a test started and may stop
+// and start again. It keeps nothing on disk and is stopped when the test
+// ends.
+type RedisServer struct {
+	t    testing.TB
+	bin  string
+	port int
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// PrivateRedis starts a private redis-server on a free port and arranges
+// for it to be stopped when t ends.
+func PrivateRedis(t testing.TB) *RedisServer {
 	t.Helper()
-	control(t, addr, "pg_ctlcluster")
-	if err := pgctl("start"); err != nil {
-		t.Fatal(err)
+	s := &RedisServer{t: t, bin: privateControl(t, "redis-server"), port: freePort(t)}
+	t.Cleanup(func() { s.kill() })
+	s.Start()
+	return s
+}
+
+// Addr returns the server's host:port.
+func (s *RedisServer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Start starts the server and waits until it accepts connections.
+func (s *RedisServer) Start() {
+	s.t.Helper()
+	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("start private Redis: %v", err)
 	}
-	if err := waitFor(func() bool { return Reachable(addr) }); err != nil {
-		t.Fatalf("start PostgreSQL on %s: %v", addr, err)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+	if err := waitFor(func() bool { return Reachable(s.Addr()) }); err != nil {
+		s.t.Fatalf("start private Redis on %s: %v", s.Addr(), err)
 	}
 }
 
-// pgctl runs pg_ctlcluster on the machine's first cluster, named "main"
-// as Debian names it.
-func pgctl(action string, args ...string) error {
-	versions, err := filepath.Glob("/etc/postgresql/*/main")
-	if err != nil || len(versions) == 0 {
-		return fmt.Errorf("pg_ctlcluster %s: no cluster under /etc/postgresql", action)
+// Stop kills the server and waits until it has exited.
+func (s *RedisServer) Stop() {
+	s.t.Helper()
+	if !s.kill() {
+		s.t.Fatalf("stop private Redis on %s: it is not running", s.Addr())
 	}
-	version := filepath.Base(filepath.Dir(versions[0]))
-	cmd := exec.Command("pg_ctlcluster", append([]string{"--skip-systemctl-redirect", version, "main", action}, args...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("pg_ctlcluster %s main %s: %v: %s", version, action, err, out)
+	if err := waitFor(func() bool { return !Reachable(s.Addr()) }); err != nil {
+		s.t.Fatalf("stop private Redis on %s: still reachable: %v", s.Addr(), err)
 	}
-	return nil
+}
+
+// kill ends the server process, if it runs, and reports whether it did.
+func (s *RedisServer) kill() bool {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd, s.done = nil, nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return false
+	}
+	cmd.Process.Kill()
+	<-done
+	return true
+}
+
+// freePort returns a TCP port on 127.0.0.1 that nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // waitFor polls cond until it holds or serverWait passes.

@@ -1,6 +1,6 @@
 // Package testenv finds the real servers that the adapters' integration
-// tests run against, and stops, starts and stands in for them in fault
-// tests.
+// tests run against, starts private servers for the fault tests that stop,
+// crash or freeze them, and stands in for servers with a proxy.
 //
 // The servers are named by environment variables: ACTORPOOL_POSTGRES, a
 // PostgreSQL connection URL, and ACTORPOOL_REDIS, a Redis host:port. A test
@@ -9,10 +9,9 @@
 // cannot be reached: a CI run that was meant to test against a server must
 // not pass by skipping.
 //
-// A test that uses a server must get its address from Postgres or Redis,
-// even in a package that never stops the server: the call holds a lock
-// that keeps the fault tests of other packages, run in parallel by go
-// test, from stopping the server under it.
+// No test stops the shared servers: go test runs packages in parallel, and
+// others use them at that moment. A test that stops, crashes or freezes a
+// server asks for a private one with PrivatePostgres or PrivateRedis.
 package testenv
 
 import (
@@ -51,7 +50,6 @@ func Postgres(t testing.TB) string {
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), "5432")
 	}
-	share(t, "postgres")
 	mustReach(t, PostgresVar, host)
 	return dsn
 }
@@ -82,7 +80,6 @@ func Redis(t testing.TB) string {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		t.Fatalf("%s=%q: want host:port such as %s: %v", RedisVar, addr, RedisExample, err)
 	}
-	share(t, "redis")
 	mustReach(t, RedisVar, addr)
 	return addr
 }

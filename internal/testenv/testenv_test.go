@@ -126,57 +126,53 @@ func TestProxy(t *testing.T) {
 	}
 }
 
-// cleanupTB is a testing.TB whose cleanups run when the test says.
-type cleanupTB struct {
-	testing.TB
-	mu  sync.Mutex
-	fns []func()
-}
-
-func (c *cleanupTB) Helper() {}
-
-func (c *cleanupTB) Cleanup(f func()) {
-	c.mu.Lock()
-	c.fns = append(c.fns, f)
-	c.mu.Unlock()
-}
-
-func (c *cleanupTB) end() {
-	c.mu.Lock()
-	fns := c.fns
-	c.fns = nil
-	c.mu.Unlock()
-	for i := len(fns) - 1; i >= 0; i-- {
-		fns[i]()
+// TestPrivatePostgres checks that a private cluster starts, answers,
+// stops, starts again and freezes, on a port of its own.
+func TestPrivatePostgres(t *testing.T) {
+	s := PrivatePostgres(t)
+	if s.Addr() == "127.0.0.1:5432" {
+		t.Fatal("the private cluster took the shared server's port")
+	}
+	if !Reachable(s.Addr()) {
+		t.Fatal("not reachable after PrivatePostgres")
+	}
+	s.Stop()
+	if Reachable(s.Addr()) {
+		t.Fatal("reachable after Stop")
+	}
+	s.Start()
+	s.Crash()
+	s.Start()
+	s.Freeze()
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err == nil {
+		// The kernel accepts; nobody answers the startup message.
+		c.SetDeadline(time.Now().Add(200 * time.Millisecond))
+		c.Write([]byte{0, 0, 0, 8, 4, 210, 22, 47}) // SSLRequest
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Error("a frozen cluster answered")
+		}
+		c.Close()
+	}
+	s.Thaw()
+	if !Reachable(s.Addr()) {
+		t.Fatal("not reachable after Thaw")
 	}
 }
 
-// TestServerLock checks that a test stopping a server waits for every
-// test that uses it, here one holding the lock through another file, as a
-// test in another process would.
-func TestServerLock(t *testing.T) {
-	user, stopper := &cleanupTB{TB: t}, &cleanupTB{TB: t}
-	share(user, "locktest")
-	share(stopper, "locktest") // many users at once
-	got := make(chan struct{})
-	go func() {
-		exclusive(stopper, "locktest")
-		close(got)
-	}()
-	select {
-	case <-got:
-		t.Fatal("took the lock for itself while another test held it")
-	case <-time.After(100 * time.Millisecond):
+// TestPrivateRedis checks that a private server starts, stops and starts
+// again on a port of its own.
+func TestPrivateRedis(t *testing.T) {
+	s := PrivateRedis(t)
+	if s.Addr() == "127.0.0.1:6379" {
+		t.Fatal("the private server took the shared server's port")
 	}
-	user.end()
-	select {
-	case <-got:
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not take the lock once the other test let go")
+	s.Stop()
+	if Reachable(s.Addr()) {
+		t.Fatal("reachable after Stop")
 	}
-	stopper.end()
-	// Free again: a new user gets it at once.
-	again := &cleanupTB{TB: t}
-	share(again, "locktest")
-	again.end()
+	s.Start()
+	if !Reachable(s.Addr()) {
+		t.Fatal("not reachable after Start")
+	}
 }
