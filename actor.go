@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,7 +25,9 @@ const (
 	msgWarm                         // TryAcquire found nothing; create one if there is room
 	msgCreated                      // a create returned
 	msgCreateTimeout                // a create outlived CreateTimeout
-	msgTested                       // a test returned
+	msgTested                       // a test returned within TestTimeout
+	msgTestTimeout                  // a test outlived TestTimeout: destroy its object
+	msgTestEnded                    // a test that outlived TestTimeout returned at last
 	msgRetire                       // destroy the object of a reserved slot
 	msgDestroyed                    // a Destroy returned
 	msgLeak                         // a lease's ticket was collected
@@ -126,9 +130,10 @@ func (a *lifecycle[T]) run() {
 		case <-a.timer.C:
 		}
 		a.now = time.Now()
-		for _, m := range p.mbox.take() {
+		msgs := p.mbox.take()
+		for i, m := range msgs {
 			if m.kind == msgAbandon {
-				a.abandon(m.err)
+				a.abandon(m.err, msgs[i+1:])
 				return
 			}
 			a.handle(m)
@@ -138,7 +143,7 @@ func (a *lifecycle[T]) run() {
 			a.nextRun = a.now.Add(a.tick)
 		}
 		a.maintain()
-		if a.closing && a.alive == 0 {
+		if a.closing && a.alive == 0 && p.testing.Load() == 0 {
 			p.fold()
 			p.mbox.close()
 			return
@@ -176,6 +181,10 @@ func (a *lifecycle[T]) handle(m message) {
 		a.createTimedOut(m.op)
 	case msgTested:
 		a.tested(m)
+	case msgTestTimeout:
+		a.destroy(m.idx, causeTestTimeout)
+	case msgTestEnded:
+		// Nothing to do but see whether Close is done.
 	case msgRetire:
 		a.destroy(m.idx, m.cause)
 	case msgDestroyed:
@@ -290,11 +299,19 @@ func (p *Pool[T]) create(ctx context.Context, cancel context.CancelFunc, id uint
 			err = fmt.Errorf("new object failed Validate: %w", verr)
 		}
 	}
-	if !p.post(message{kind: msgCreated, op: id, obj: obj, err: err, timedOut: timedOut}) && err == nil {
-		// The actor is gone: Close gave up; nothing may be kept.
+	if !p.post(message{kind: msgCreated, op: id, obj: obj, err: err, timedOut: timedOut}) {
+		p.createdLate(obj, err)
+	}
+}
+
+// createdLate disposes of what a create brought back after the actor
+// stopped: Close gave up, so nothing may be kept.
+func (p *Pool[T]) createdLate(obj T, err error) {
+	if err == nil {
 		p.destroyObj(obj)
 		p.stats.destroyed[causeClose].Add(1)
 	}
+	p.cameBack()
 }
 
 func (p *Pool[T]) createObj(ctx context.Context) (obj T, err error) {
@@ -426,7 +443,9 @@ func (a *lifecycle[T]) destroy(idx int32, cause destroyCause) {
 	go func() {
 		p.destroyObj(obj)
 		p.stats.destroyed[cause].Add(1)
-		p.post(message{kind: msgDestroyed, idx: idx})
+		if !p.post(message{kind: msgDestroyed, idx: idx}) {
+			p.cameBack()
+		}
 	}()
 }
 
@@ -483,7 +502,7 @@ func (a *lifecycle[T]) retireIdle(cause destroyCause) {
 
 // reserveIdle moves an idle or parked object, seen in state st, to
 // reserved for the actor, and reports whether it did.
-func (p *Pool[T]) reserveIdle(s *slot, st state) bool {
+func (p *core) reserveIdle(s *slot, st state) bool {
 	switch st.kind() {
 	case kindIdle:
 		_, ok := s.move(kindIdle, st.seq(), kindReserved)
@@ -561,22 +580,57 @@ func (a *lifecycle[T]) housekeep() {
 }
 
 // test runs Factory.Test on a reserved slot's object on its own goroutine.
+//
+// The object is the test's until Test returns or TestTimeout passes,
+// whichever comes first. At the deadline it is destroyed even if Test
+// ignores its context (destroying it is what unblocks a test stuck in
+// I/O), its slot and its place in MaxObjects are freed, and what Test
+// returns later is ignored. Until Test returns, its goroutine is counted in
+// p.testing, so that Close waits for it.
 func (a *lifecycle[T]) test(s *slot) {
 	p := a.p
 	obj := p.objs[s.idx]
 	ctx, cancel := context.WithTimeout(a.baseCtx, p.cfg.TestTimeout)
+	var claimed atomic.Bool // by Test returning or by the deadline: the object's next owner
+	p.testing.Add(1)
+	// A timer of its own rather than the context's: Close cancels the
+	// context, and a test that ignores it is still bounded by TestTimeout.
+	deadline := time.AfterFunc(p.cfg.TestTimeout, func() {
+		if claimed.CompareAndSwap(false, true) {
+			p.testTimedOut(s)
+		}
+	})
 	go func() {
 		start := time.Now()
 		err := p.testObj(ctx, obj)
 		if o := p.cfg.Observer; o != nil {
 			o.ObserveTest(time.Since(start), err)
 		}
+		p.stats.tests.Add(1)
+		deadline.Stop()
 		timedOut := err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 		cancel()
+		mine := claimed.CompareAndSwap(false, true)
+		p.testing.Add(-1)
+		if !mine {
+			// The deadline came first: the object is destroyed, or being
+			// destroyed, and its slot may hold another object by now.
+			p.post(message{kind: msgTestEnded})
+			return
+		}
 		if !p.post(message{kind: msgTested, idx: s.idx, err: err, timedOut: timedOut}) {
 			p.destroyInline(s, causeClose)
 		}
 	}()
+}
+
+// testTimedOut has the object of a test that outlived TestTimeout
+// destroyed: by the actor, or here once the actor has stopped.
+func (p *core) testTimedOut(s *slot) {
+	p.log.Warn("actorpool: test outlived TestTimeout; destroying the object", "slot", s.idx, "timeout", p.cfg.TestTimeout)
+	if !p.post(message{kind: msgTestTimeout, idx: s.idx}) {
+		p.destroyInline(s, causeTestTimeout)
+	}
 }
 
 func (p *Pool[T]) testObj(ctx context.Context, obj T) (err error) {
@@ -590,7 +644,6 @@ func (p *Pool[T]) testObj(ctx context.Context, obj T) (err error) {
 
 func (a *lifecycle[T]) tested(m message) {
 	p := a.p
-	p.stats.tests.Add(1)
 	s := &p.slots[m.idx]
 	switch {
 	case m.timedOut:
@@ -628,38 +681,43 @@ func (a *lifecycle[T]) close() {
 
 // abandon stops the actor before every object is back, because Close's
 // context ended. What is still out is destroyed by whoever brings it back:
-// the holder on Release, the create or test goroutine when it returns.
-func (a *lifecycle[T]) abandon(ctxErr error) {
+// the holder on Release or Destroy, the create or test goroutine when it
+// returns, the goroutine of a destroy in flight, the test deadline, the
+// leak cleanup. From here on p.total counts what is still out, and each of
+// them counts its object off (cameBack), so that a later Close reports the
+// truth at the time of its call.
+//
+// The messages after msgAbandon in its batch (rest) and those left in the
+// mailbox are what came back meanwhile; abandon disposes of them.
+func (a *lifecycle[T]) abandon(ctxErr error, rest []message) {
 	p := a.p
 	if !a.closing {
 		a.close()
 	}
-	for _, m := range p.mbox.close() {
+	p.abandonErr = ctxErr
+	// p.total is a.alive now, as the actor stores every change of it; no
+	// one counts off before the mailbox is closed.
+	for _, m := range slices.Concat(rest, p.mbox.close()) {
 		switch m.kind {
 		case msgRetire:
 			p.destroyInline(&p.slots[m.idx], m.cause)
-			a.alive--
 		case msgCreated:
-			a.alive--
-			if m.err == nil {
-				p.destroyObj(m.obj.(T))
-				p.stats.destroyed[causeClose].Add(1)
-			}
+			obj, _ := m.obj.(T) // nil when a create of an interface type failed
+			p.createdLate(obj, m.err)
 		case msgTested:
 			p.destroyInline(&p.slots[m.idx], causeClose)
-			a.alive--
+		case msgTestTimeout:
+			p.destroyInline(&p.slots[m.idx], causeTestTimeout)
 		case msgDestroyed:
-			a.alive--
+			p.cameBack()
 		case msgLeak:
 			if s, ok := p.reclaim(leakNote{idx: m.idx, gen: m.gen}); ok {
 				p.destroyInline(s, causeLeak)
-				a.alive--
 			}
 		}
 	}
+	// An object made idle after Close swept may have had its sweep
+	// message in the mailbox just closed.
+	p.sweepInline()
 	p.fold()
-	p.total.Store(int32(a.alive))
-	if a.alive > 0 {
-		p.closeErr = fmt.Errorf("actorpool: close: %w: %d objects still out (lent, being created, tested or destroyed) are destroyed when they come back", ctxErr, a.alive)
-	}
 }

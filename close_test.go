@@ -3,9 +3,12 @@ package actorpool
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -196,9 +199,12 @@ func TestCloseGivesUpAtDeadline(t *testing.T) {
 			t.Errorf("second Close = %v, want the same error", err2)
 		}
 		// The holder gives it back after Close gave up: it is destroyed
-		// then, by the holder, exactly once.
+		// then, by the holder, exactly once, and nothing is out any more.
 		release(t, l)
 		f.checkAllDestroyed(t)
+		if err := p.Close(context.Background()); err != nil {
+			t.Errorf("Close after the last object came back = %v, want nil", err)
+		}
 	})
 }
 
@@ -218,9 +224,12 @@ func TestCloseReportsLeakedObjectAfterAbandon(t *testing.T) {
 	checkNoGoroutines(t)
 	waitFor(t, "the leak to be reclaimed", func() bool {
 		runtime.GC()
-		return f.destroys.Load() == 1
+		return f.destroys.Load() == 1 && p.Stats().Total == 0
 	})
 	f.checkAllDestroyed(t)
+	if err := p.Close(context.Background()); err != nil {
+		t.Errorf("Close after the leaked object was reclaimed = %v, want nil", err)
+	}
 }
 
 // 9. Reload.
@@ -293,4 +302,230 @@ func TestReloadServesWaiterOfStaleCreate(t *testing.T) {
 		}
 		release(t, l)
 	})
+}
+
+// After Close gave up, whatever brings back an object still out counts it
+// off, so that a later Close reports what is out at its own time: an error
+// while something is, nil once everything came back.
+func TestCloseAfterGivingUpReportsWhatIsStillOut(t *testing.T) {
+	tests := []struct {
+		name string
+		// out opens a pool over f, puts one object out and returns what
+		// brings it back after Close gave up.
+		out func(t *testing.T, f *factory, open func() *Pool[*conn]) func()
+	}{
+		{"released by its holder", func(t *testing.T, f *factory, open func() *Pool[*conn]) func() {
+			l := acquire(t, open())
+			return func() { release(t, l) }
+		}},
+		{"destroyed by its holder", func(t *testing.T, f *factory, open func() *Pool[*conn]) func() {
+			l := acquire(t, open())
+			return func() {
+				if err := l.Destroy(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"created late", func(t *testing.T, f *factory, open func() *Pool[*conn]) func() {
+			finish := make(chan struct{})
+			f.create = func(ctx context.Context, id int) error { <-finish; return nil }
+			p := open()
+			go p.Acquire(context.Background()) // fails with ErrClosed
+			synctest.Wait()
+			return func() { close(finish) }
+		}},
+		{"create failed late", func(t *testing.T, f *factory, open func() *Pool[*conn]) func() {
+			finish := make(chan struct{})
+			f.create = func(ctx context.Context, id int) error { <-finish; return errors.New("refused") }
+			p := open()
+			go p.Acquire(context.Background())
+			synctest.Wait()
+			return func() { close(finish) }
+		}},
+		{"tested late", func(t *testing.T, f *factory, open func() *Pool[*conn]) func() {
+			started, finish := make(chan struct{}), make(chan struct{})
+			f.test = func(ctx context.Context, c *conn) error { close(started); <-finish; return nil }
+			release(t, acquire(t, open()))
+			<-started
+			return func() { close(finish) }
+		}},
+		{"destroyed late", func(t *testing.T, f *factory, open func() *Pool[*conn]) func() {
+			finish := make(chan struct{})
+			f.destroy = func(c *conn) { <-finish }
+			l := acquire(t, open())
+			if err := l.Destroy(); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			return func() { close(finish) }
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &factory{}
+				var p *Pool[*conn]
+				bringBack := tt.out(t, f, func() *Pool[*conn] {
+					var err error
+					p, err = New[*conn](f, Config{MaxObjects: 2, ValidationInterval: time.Second, TestTimeout: time.Hour, Logger: discardLogger()})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return p
+				})
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("Close with something out = %v, want a deadline error", err)
+				}
+				if err := p.Close(ctx); err == nil || !strings.Contains(err.Error(), "1 objects still out") {
+					t.Fatalf("second Close while it is still out = %v, want an error counting 1 object out", err)
+				}
+				bringBack()
+				synctest.Wait()
+				if err := p.Close(context.Background()); err != nil {
+					t.Errorf("Close after it came back = %v, want nil", err)
+				}
+				if s := p.Stats(); s.Total != 0 {
+					t.Errorf("Total = %d after everything came back", s.Total)
+				}
+				f.checkAllDestroyed(t)
+			})
+		})
+	}
+}
+
+// An object given back just as Close gives up, past the giver's first look
+// at whether the pool is closed, goes idle rather than being destroyed; its
+// giver, finding the actor gone, destroys it rather than leave it idle
+// forever.
+func TestObjectGivenBackAsCloseGivesUpIsDestroyed(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("FIFO=%v", fifo), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				validating, resume := make(chan struct{}), make(chan struct{})
+				var stall atomic.Bool
+				f := &factory{validate: func(c *conn) error {
+					if stall.CompareAndSwap(true, false) {
+						close(validating)
+						<-resume
+					}
+					return nil
+				}}
+				p, err := New[*conn](f, Config{MaxObjects: 1, FIFO: fifo, Logger: discardLogger()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				l := acquire(t, p)
+				stall.Store(true)
+				released := make(chan error)
+				go func() { released <- l.Release() }()
+				<-validating // the giver saw the pool open
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				if err := p.Close(ctx); err == nil {
+					t.Fatal("Close gave up with an object out and returned nil")
+				}
+				close(resume)
+				if err := <-released; err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Close(context.Background()); err != nil {
+					t.Errorf("Close after the object came back = %v, want nil", err)
+				}
+				f.checkAllDestroyed(t)
+			})
+		})
+	}
+}
+
+// Objects that come back while the actor is busy, so that their messages
+// follow Close's giving up in the batch the actor takes next, are destroyed
+// too.
+func TestCloseGivingUpDisposesOfTheRestOfItsBatch(t *testing.T) {
+	for _, how := range []string{"destroyed", "released"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := &stallWriter{stalled: make(chan struct{}), resume: make(chan struct{})}
+				testing, failTest := make(chan struct{}), make(chan struct{})
+				validating, resumeValidate := make(chan struct{}), make(chan struct{})
+				var stallValidate atomic.Bool
+				f := &factory{
+					test: func(ctx context.Context, c *conn) error {
+						close(testing)
+						<-failTest // ignores its context, which Close cancels
+						return errors.New("dead")
+					},
+					validate: func(c *conn) error {
+						if stallValidate.CompareAndSwap(true, false) {
+							close(validating)
+							<-resumeValidate
+						}
+						return nil
+					},
+				}
+				p, err := New[*conn](f, Config{MaxObjects: 2, ValidationInterval: time.Second, TestTimeout: time.Hour,
+					Logger: slog.New(slog.NewTextHandler(w, nil))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				held, idle := acquire(t, p), acquire(t, p)
+				release(t, idle)
+				<-testing
+				released := make(chan error)
+				if how == "released" {
+					// The giver sees the pool open, then stalls in Validate.
+					stallValidate.Store(true)
+					go func() { released <- held.Release() }()
+					<-validating
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				closed := make(chan error)
+				go func() { closed <- p.Close(ctx) }()
+				synctest.Wait()
+				close(failTest) // the actor logs the failed test, and stalls there
+				<-w.stalled
+				time.Sleep(time.Second) // Close gives up meanwhile
+				synctest.Wait()
+				// The object comes back after Close gave up, before the actor
+				// has seen that it did.
+				if how == "destroyed" {
+					if err := held.Destroy(); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					close(resumeValidate)
+					if err := <-released; err != nil {
+						t.Fatal(err)
+					}
+				}
+				close(w.resume)
+				if err := <-closed; err != nil && !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("Close = %v, want nil or a deadline error", err)
+				}
+				synctest.Wait()
+				if err := p.Close(context.Background()); err != nil {
+					t.Errorf("Close after everything came back = %v, want nil", err)
+				}
+				f.checkAllDestroyed(t)
+			})
+		})
+	}
+}
+
+// stallWriter blocks the first write to it until resume is closed: a log
+// destination that holds up the goroutine logging, the actor, so that
+// messages pile up in its mailbox.
+type stallWriter struct {
+	once            sync.Once
+	stalled, resume chan struct{}
+}
+
+func (w *stallWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() {
+		close(w.stalled)
+		<-w.resume
+	})
+	return len(b), nil
 }

@@ -55,7 +55,9 @@ type Config struct {
 	// DefaultCreateTimeout.
 	CreateTimeout time.Duration
 
-	// TestTimeout bounds each Factory.Test call. Zero means
+	// TestTimeout bounds each Factory.Test call: at the deadline the
+	// object is destroyed and its place freed, even if Test ignores its
+	// context, and what Test returns later is ignored. Zero means
 	// DefaultTestTimeout.
 	TestTimeout time.Duration
 

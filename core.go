@@ -47,11 +47,12 @@ type core struct {
 	asyncTakes sync.WaitGroup
 	waiters    waiterCache
 
-	total    atomic.Int32 // objects alive or being created, kept by the actor
-	demand   atomic.Bool  // a demand message is on its way to the actor
-	mbox     mailbox
-	done     chan struct{} // closed when the actor returns
-	closeErr error         // set by the actor before done is closed
+	total      atomic.Int32 // objects alive or being created, kept by the actor; once it has abandoned, those still out
+	testing    atomic.Int32 // Factory.Test calls running, those past TestTimeout included
+	demand     atomic.Bool  // a demand message is on its way to the actor
+	mbox       mailbox
+	done       chan struct{} // closed when the actor returns
+	abandonErr error         // Close's context error if the actor gave up waiting; set before done is closed
 
 	stats counters
 }
@@ -195,7 +196,7 @@ func (p *core) giveBack(s *slot, seq uint32) bool {
 		}
 	}
 	if p.closed.Load() {
-		p.post(message{kind: msgSweep})
+		p.sweep()
 	}
 	return true
 }
@@ -259,10 +260,36 @@ func (p *core) retire(s *slot, seq uint32, from slotKind, cause destroyCause) bo
 }
 
 // destroyInline destroys a reserved slot's object on the calling goroutine,
-// for objects that come back after the actor has stopped.
+// for objects that come back after the actor has stopped, and counts it
+// off.
 func (p *core) destroyInline(s *slot, cause destroyCause) {
 	p.destroySlot(s)
 	p.stats.destroyed[cause].Add(1)
+	p.cameBack()
+}
+
+// cameBack counts off an object, or a create, that came back after the
+// actor abandoned it: what is left in p.total is what Close reports as
+// still out.
+func (p *core) cameBack() { p.total.Add(-1) }
+
+// sweep has the objects made idle after Close began destroyed: by the
+// actor, or here once it has stopped.
+func (p *core) sweep() {
+	if !p.post(message{kind: msgSweep}) {
+		p.sweepInline()
+	}
+}
+
+// sweepInline destroys idle and parked objects on the calling goroutine,
+// once the actor has stopped.
+func (p *core) sweepInline() {
+	for i := range p.slots {
+		s := &p.slots[i]
+		if p.reserveIdle(s, s.load()) {
+			p.destroyInline(s, causeClose)
+		}
+	}
 }
 
 // lend takes the ticket of a slot just moved to in use, for the lease that

@@ -25,7 +25,9 @@ type Factory[T any] interface {
 	// error retires the object.
 	Validate(obj T) error
 	// Test checks an idle object thoroughly, and may do I/O (a ping, a
-	// "SELECT 1"). The context ends after Config.TestTimeout. A non-nil
+	// "SELECT 1"). The context ends after Config.TestTimeout; then the
+	// pool destroys obj, whether Test has returned or not, which is what
+	// unblocks a Test stuck in I/O that ignores its context. A non-nil
 	// error retires the object.
 	Test(ctx context.Context, obj T) error
 }

@@ -313,3 +313,150 @@ func TestTestsDoNotKeepObjectsAlive(t *testing.T) {
 		}
 	})
 }
+
+// A Test that ignores its context is still bounded by TestTimeout: at the
+// deadline its object is destroyed (which is what unblocks a test stuck in
+// I/O), its place is free for a new object, and what Test returns late is
+// ignored.
+func TestTestTimeoutWhenTestIgnoresContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		started := make(chan struct{})
+		gone := make(chan struct{})   // closed when conn 1 is destroyed, as a socket closed under a blocked read
+		finish := make(chan struct{}) // lets the test end if the pool never destroys conn 1
+		f := &factory{
+			test: func(ctx context.Context, c *conn) error {
+				if c.id != 1 {
+					return nil
+				}
+				close(started)
+				select {
+				case <-gone:
+				case <-finish:
+				}
+				return nil // a late pass: it must not put the destroyed object back
+			},
+			destroy: func(c *conn) {
+				if c.id == 1 {
+					close(gone)
+				}
+			},
+		}
+		p := newPool(t, f, Config{MaxObjects: 1, ValidationInterval: time.Second, TestTimeout: 3 * time.Second, Logger: logs.logger()})
+		t.Cleanup(func() { close(finish) })
+		c1 := acquire(t, p)
+		release(t, c1)
+		<-started
+		time.Sleep(3*time.Second - time.Millisecond)
+		synctest.Wait()
+		if s := p.Stats(); f.destroys.Load() != 0 || s.Reserved != 1 {
+			t.Fatalf("before TestTimeout: %d destroys, %+v", f.destroys.Load(), s)
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		s := p.Stats()
+		if f.destroys.Load() != 1 || s.DestroyedBy.TestTimeout != 1 {
+			t.Fatalf("a Test ignoring its context kept its object past TestTimeout: %d destroys, %+v", f.destroys.Load(), s.DestroyedBy)
+		}
+		if s.Total != 0 || s.Reserved != 0 || s.Idle != 0 {
+			t.Errorf("the timed-out object's place was not freed: %+v", s)
+		}
+		if s.Tests != 1 {
+			t.Errorf("Tests = %d after the late return, want 1", s.Tests)
+		}
+		if !strings.Contains(logs.String(), "outlived TestTimeout") {
+			t.Errorf("the test timeout was not logged:\n%s", logs.String())
+		}
+		// The late pass was ignored: the next take gets a new object.
+		l := acquire(t, p)
+		if id := l.Value().id; id != 2 {
+			t.Errorf("take after the test timeout got conn %d, want a new conn 2", id)
+		}
+		release(t, l)
+	})
+}
+
+// A hung test racing Close that gave up: the test deadline still destroys
+// the object, once, and the late result changes nothing.
+func TestTestTimeoutAfterCloseGaveUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{})
+		gone := make(chan struct{})
+		finish := make(chan struct{}) // lets the test end if the pool never destroys the object
+		defer close(finish)
+		f := &factory{
+			test: func(ctx context.Context, c *conn) error {
+				close(started)
+				select { // ignores its context, which Close cancels
+				case <-gone:
+				case <-finish:
+				}
+				return nil
+			},
+			destroy: func(c *conn) { close(gone) },
+		}
+		p, err := New[*conn](f, Config{MaxObjects: 1, ValidationInterval: time.Second, TestTimeout: 10 * time.Second, Logger: discardLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		release(t, acquire(t, p))
+		<-started
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err = p.Close(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 objects still out") ||
+			!strings.Contains(err.Error(), "1 Factory.Test calls have not returned") {
+			t.Fatalf("Close with a test hung = %v", err)
+		}
+		time.Sleep(10 * time.Second) // past TestTimeout
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.TestTimeout != 1 {
+			t.Errorf("the hung test's object was not destroyed at TestTimeout after Close gave up: %+v", s.DestroyedBy)
+		}
+		if err := p.Close(context.Background()); err != nil {
+			t.Errorf("Close after the hung test ended = %v, want nil", err)
+		}
+		f.checkAllDestroyed(t)
+	})
+}
+
+// Close cancels a test's context; a Test that ignores it is still bounded
+// by TestTimeout, so Close ends then rather than waiting for Test forever.
+func TestCloseWaitsForHungTestOnlyUntilTestTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{})
+		gone := make(chan struct{})
+		finish := make(chan struct{}) // lets the test end if the pool never destroys the object
+		defer close(finish)
+		f := &factory{
+			test: func(ctx context.Context, c *conn) error {
+				close(started)
+				select {
+				case <-gone:
+				case <-finish:
+				}
+				return nil
+			},
+			destroy: func(c *conn) { close(gone) },
+		}
+		p, err := New[*conn](f, Config{MaxObjects: 1, ValidationInterval: time.Second, TestTimeout: 10 * time.Second, Logger: discardLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		release(t, acquire(t, p))
+		<-started
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			t.Fatalf("Close = %v", err)
+		}
+		if d := time.Since(start); d != 10*time.Second {
+			t.Errorf("Close with a hung test returned after %v, want TestTimeout, 10s", d)
+		}
+		if s := p.Stats(); s.DestroyedBy.TestTimeout != 1 {
+			t.Errorf("destroyed by: %+v", s.DestroyedBy)
+		}
+		f.checkAllDestroyed(t)
+	})
+}

@@ -70,6 +70,14 @@ func (l Lease[T]) Release() error {
 // knows is broken. A replacement is created if a taker is waiting.
 // Destroy returns ErrReleased if the lease was already given back or
 // destroyed.
+//
+// On a lease lent by a With on the caller's context, Destroy only marks the
+// object, because the callbacks of that With still hold it: the outermost
+// With destroys it when it gives it back, and a taker waiting then gets a
+// new object. Until then the object stays theirs: Value on every lease of
+// that With still returns it, and a nested With or Acquire still gets it.
+// Like Release on such a lease, Destroy gives nothing back itself, so
+// calling it again returns nil and changes nothing.
 func (l Lease[T]) Destroy() error {
 	if l.t == nil {
 		return ErrReleased
@@ -77,6 +85,10 @@ func (l Lease[T]) Destroy() error {
 	s, ok := current(l.t, l.seq)
 	if !ok {
 		return ErrReleased
+	}
+	if l.nested {
+		s.doomed.Store(uint32(causeDiscarded) + 1)
+		return nil
 	}
 	if !s.c.discard(s, l.t, l.seq) {
 		return ErrReleased

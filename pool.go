@@ -120,10 +120,11 @@ func (p *Pool[T]) AcquireAsync(ctx context.Context) <-chan AcquireResult[T] {
 // object has been destroyed and the pool's goroutines have ended, or until
 // ctx ends; then it stops the actor, objects still lent out are destroyed
 // by whoever gives them back, and it returns an error that says how many
-// are out.
+// are out, if any still are.
 //
 // Close may be called more than once and from many goroutines; every call
-// waits as the first does.
+// waits as the first does. A call after one that gave up reports what is
+// out at the time of that call: nil once everything has come back.
 func (p *Pool[T]) Close(ctx context.Context) error { return p.core.close(ctx) }
 
 // Reload retires every object the pool holds: idle objects are destroyed
@@ -367,7 +368,25 @@ func (p *core) close(ctx context.Context) error {
 		<-p.done
 	}
 	p.asyncTakes.Wait()
-	return p.closeErr
+	return p.closeError()
+}
+
+// closeError reports what is still out when Close returns: nothing, unless
+// the actor gave up waiting, and then whatever has not come back since.
+func (p *core) closeError() error {
+	if p.abandonErr == nil {
+		return nil
+	}
+	objs, tests := p.total.Load(), p.testing.Load()
+	switch {
+	case objs > 0 && tests > 0:
+		return fmt.Errorf("actorpool: close: %w: %d objects still out (lent, being created, tested or destroyed) are destroyed when they come back, and %d Factory.Test calls have not returned", p.abandonErr, objs, tests)
+	case objs > 0:
+		return fmt.Errorf("actorpool: close: %w: %d objects still out (lent, being created, tested or destroyed) are destroyed when they come back", p.abandonErr, objs)
+	case tests > 0:
+		return fmt.Errorf("actorpool: close: %w: %d Factory.Test calls have not returned (their objects are destroyed)", p.abandonErr, tests)
+	}
+	return nil
 }
 
 func (p *core) reload(ctx context.Context) error {

@@ -44,7 +44,8 @@ type slot struct {
 	idx int32
 
 	// doomed is set, to a destroyCause+1, when the actor decides the object
-	// must go (a Reload, its lifetime) while someone else may hold it; the
+	// must go (a Reload, its lifetime) while someone else may hold it, or
+	// when a nested lease destroys the object that its With holds; the
 	// next to take or give it back retires it. One load of a word on the
 	// slot's own cache line is all the hot path spends on both.
 	doomed atomic.Uint32

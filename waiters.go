@@ -263,6 +263,6 @@ func (p *core) relist(s *slot, seq uint32) {
 		p.park(s, seq)
 	}
 	if p.closed.Load() {
-		p.post(message{kind: msgSweep})
+		p.sweep()
 	}
 }

@@ -6,7 +6,9 @@ import "context"
 // panics (the panic goes on after) or calls runtime.Goexit. An error from fn
 // is returned as is and does not destroy the object; to throw away an
 // object fn found broken, call Destroy on the lease that
-// p.Acquire(ctx) returns inside fn.
+// p.Acquire(ctx) returns inside fn. That marks the object, which fn may
+// go on using until it returns, and With destroys it instead of giving it
+// back; see Lease.Destroy.
 //
 // The context fn receives carries the lease: a With or Acquire on this pool
 // with that context, however deeply nested, reuses the same object instead
@@ -34,8 +36,8 @@ func (p *Pool[T]) With(ctx context.Context, fn func(ctx context.Context, obj T) 
 	}
 	l := Lease[T]{p: p, t: p.lend(s), seq: seq}
 	defer func() {
-		// ErrReleased here means fn destroyed the object through a nested
-		// lease, which is allowed.
+		// An object that fn destroyed through a nested lease is marked,
+		// and Release destroys it.
 		_ = l.Release()
 	}()
 	return fn(&leaseContext{Context: ctx, pool: p, lease: l.t, seq: l.seq}, l.Value())

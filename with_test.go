@@ -5,6 +5,8 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 // 7. With.
@@ -159,4 +161,73 @@ func TestDo(t *testing.T) {
 	if err != nil || id != 1 {
 		t.Errorf("Do = %d, %v", id, err)
 	}
+}
+
+// Destroy on a nested lease marks the object that the outer callback still
+// uses; the outermost With destroys it when it gives it back, and a waiting
+// taker then gets a new object at once.
+func TestNestedDestroyWaitsForOutermostWith(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 1})
+		got := make(chan Lease[*conn], 1)
+		err := p.With(context.Background(), func(ctx context.Context, outer *conn) error {
+			outerLease, err := p.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			go func() { got <- acquire(t, p) }() // waits for the only object
+			synctest.Wait()
+			err = p.With(ctx, func(ctx context.Context, inner *conn) error {
+				l, err := p.Acquire(ctx)
+				if err != nil {
+					return err
+				}
+				if err := l.Destroy(); err != nil {
+					t.Errorf("nested Destroy = %v", err)
+				}
+				if err := l.Destroy(); err != nil {
+					t.Errorf("second nested Destroy = %v, want nil", err)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			synctest.Wait()
+			if n := outer.destroyed.Load(); n != 0 {
+				t.Fatal("a nested Destroy destroyed the object that the outer callback holds")
+			}
+			if v := outerLease.Value(); v != outer {
+				t.Errorf("Value on the outer lease after a nested Destroy = %v, want the object", v)
+			}
+			if l, err := p.Acquire(ctx); err != nil || l.Value() != outer {
+				t.Errorf("nested Acquire after a nested Destroy = %v, %v; want the same object", l.Value(), err)
+			}
+			select {
+			case <-got:
+				t.Fatal("a waiting taker got an object while the With held the only one")
+			default:
+			}
+			if s := p.Stats(); s.InUse != 1 || s.Destroyed != 0 {
+				t.Errorf("after a nested Destroy: %+v", s)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		l := <-got
+		if d := time.Since(start); d != 0 {
+			t.Errorf("the waiting taker got its object %v after With returned, want at once", d)
+		}
+		if l.Value().id != 2 {
+			t.Errorf("the waiting taker got conn %d, want a new conn 2", l.Value().id)
+		}
+		if s := p.Stats(); s.DestroyedBy.Discarded != 1 || f.destroys.Load() != 1 {
+			t.Errorf("the object destroyed inside With was not destroyed when With gave it back: %+v", s.DestroyedBy)
+		}
+		release(t, l)
+	})
 }
