@@ -168,7 +168,10 @@ func TestFaultSlowQuery(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	testenv.CheckGoroutines(t)
 	const n = 4
-	p := newPGPool(t, dsn, testName(), func(c *Config) { c.Pool.MaxObjects = n })
+	p := newPGPool(t, dsn, testName(), func(c *Config) { c.Pool.MaxObjects, c.Pool.MinIdle = n, n })
+	// Connected first, so that on a busy machine no caller spends its
+	// deadline waiting for a connect: each connection runs a query.
+	testenv.Eventually(t, 20*time.Second, "MinIdle connections", func() bool { return p.Stats().Idle == n })
 	const callers = 3 * n
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)

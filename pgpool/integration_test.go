@@ -336,7 +336,10 @@ func TestPostgresTestPings(t *testing.T) {
 	p := newPGPool(t, dsn, testName(), func(c *Config) {
 		c.Pool.MaxObjects, c.Pool.MinIdle, c.Pool.ValidationInterval = 2, 2, 10*time.Millisecond
 	})
-	testenv.Eventually(t, 20*time.Second, "pings", func() bool { return p.Stats().Tests >= 6 })
+	testenv.Eventually(t, 20*time.Second, "both connections and pings", func() bool {
+		st := p.Stats()
+		return st.Created >= 2 && st.Tests >= 6
+	})
 	if st := p.Stats(); st.Destroyed != 0 || st.Created != 2 {
 		t.Errorf("created %d, destroyed %d; want 2, 0", st.Created, st.Destroyed)
 	}
