@@ -13,7 +13,7 @@ import (
 // poolRows gives its connection back when closed or read to the end.
 type poolRows struct {
 	pgx.Rows
-	lease    actorpool.Lease[*pgx.Conn]
+	lease    actorpool.Lease[*pooledConn]
 	released bool
 }
 
@@ -47,7 +47,7 @@ func (r *poolRows) Conn() *pgx.Conn { return nil }
 // poolRow gives its connection back when scanned.
 type poolRow struct {
 	row   pgx.Row
-	lease actorpool.Lease[*pgx.Conn]
+	lease actorpool.Lease[*pooledConn]
 }
 
 func (r *poolRow) Scan(dest ...any) error {
@@ -65,7 +65,7 @@ func (r errRow) Scan(...any) error { return r.err }
 // batch began a transaction: then the transaction gives it back.
 type poolBatchResults struct {
 	pgx.BatchResults
-	lease    actorpool.Lease[*pgx.Conn]
+	lease    actorpool.Lease[*pooledConn]
 	tx       *poolTx // the batch's transaction, if it began one
 	released bool
 }
@@ -89,7 +89,7 @@ func (b *poolBatchResults) Tx() pgx.Tx {
 // poolTx gives its connection back when committed or rolled back.
 type poolTx struct {
 	pgx.Tx
-	lease    actorpool.Lease[*pgx.Conn]
+	lease    actorpool.Lease[*pooledConn]
 	released bool
 }
 
