@@ -42,6 +42,15 @@
 // by default) the pool also pings each idle connection, which finds what
 // the socket does not show, such as a server that stopped answering.
 //
+// # Credentials
+//
+// Config.BeforeConnect runs before each connect with that connect's own
+// copy of ConnConfig: set a rotated password or a short-lived token there,
+// as with pgxpool's BeforeConnect. The pool keeps copies of the Config and
+// ConnConfig it was made with, and Pool.Config returns a copy, so that
+// nothing changes them under a connect; Pool.Reload makes every session
+// log in again.
+//
 // # Contexts
 //
 // A statement ends when its context does: pgx cuts the connection off

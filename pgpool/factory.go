@@ -16,15 +16,23 @@ const closeTimeout = 5 * time.Second
 
 // factory makes, checks and closes the pool's connections.
 type factory struct {
-	cc           *pgx.ConnConfig
-	afterConnect func(ctx context.Context, conn *pgx.Conn) error
-	clock        *clock
+	cc            *pgx.ConnConfig // the pool's own copy, never changed
+	beforeConnect func(ctx context.Context, cc *pgx.ConnConfig) error
+	afterConnect  func(ctx context.Context, conn *pgx.Conn) error
+	clock         *clock
 }
 
 // Create connects, bounded by ctx: the pool's CreateTimeout is the connect
 // timeout.
 func (f *factory) Create(ctx context.Context) (*pooledConn, error) {
-	conn, err := pgx.ConnectConfig(ctx, f.cc)
+	cc := f.cc
+	if f.beforeConnect != nil {
+		cc = f.cc.Copy()
+		if err := f.beforeConnect(ctx, cc); err != nil {
+			return nil, fmt.Errorf("pgpool: BeforeConnect: %w", err)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, err
 	}

@@ -29,8 +29,10 @@ func New(connString string) (*Pool, error) {
 	return NewWithConfig(cfg)
 }
 
-// NewWithConfig returns a pool configured by cfg, which must not be
-// changed afterwards.
+// NewWithConfig returns a pool configured by cfg. The pool keeps a copy
+// of cfg and of its ConnConfig: changing them afterwards changes nothing;
+// Config.BeforeConnect is how each connect gets what changes, such as a
+// rotated password.
 func NewWithConfig(cfg *Config) (*Pool, error) { return newPool(cfg, idleTick) }
 
 // newPool is NewWithConfig with the period of the pool's clock; zero
@@ -40,8 +42,9 @@ func newPool(cfg *Config, tick time.Duration) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.ConnConfig = c.ConnConfig.Copy()
 	clk := newClock(tick)
-	f := &factory{cc: c.ConnConfig, afterConnect: c.AfterConnect, clock: clk}
+	f := &factory{cc: c.ConnConfig, beforeConnect: c.BeforeConnect, afterConnect: c.AfterConnect, clock: clk}
 	p, err := actorpool.New[*pooledConn](f, c.Pool)
 	if err != nil {
 		clk.close()
@@ -192,13 +195,20 @@ func (p *Pool) Close(ctx context.Context) error {
 }
 
 // Reload replaces every connection: idle ones now, ones in use when they
-// are given back. Use it after the server failed over or a password was
-// rotated (change it in ConnConfig's BeforeConnect hook or Password first).
+// are given back. Use it after the server failed over, or after rotating
+// credentials to have every session log in again: the connects that
+// follow get what Config.BeforeConnect gives them then. (A session already
+// open outlives a change of its role's password on the server.)
 func (p *Pool) Reload(ctx context.Context) error { return p.pool.Reload(ctx) }
 
 // Stats returns the pool's gauges and counters.
 func (p *Pool) Stats() actorpool.Stats { return p.pool.Stats() }
 
-// Config returns the pool's configuration, with defaults filled in. It
-// must not be changed.
-func (p *Pool) Config() *Config { return &p.cfg }
+// Config returns a copy of the pool's configuration, with defaults filled
+// in; its ConnConfig is a copy too (pgx.ConnConfig.Copy), so changing it
+// changes nothing in the pool.
+func (p *Pool) Config() *Config {
+	c := p.cfg
+	c.ConnConfig = p.cfg.ConnConfig.Copy()
+	return &c
+}
