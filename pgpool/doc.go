@@ -42,6 +42,16 @@
 // by default) the pool also pings each idle connection, which finds what
 // the socket does not show, such as a server that stopped answering.
 //
+// # Giving connections back
+//
+// The pool's one-call methods give their connection back when done with
+// it: Query's when the rows are closed, read to the end, or a Scan or
+// Values fails (pgx closes the rows then), so that code that returns on a
+// Scan error without closing the rows leaks nothing; QueryRow's when the
+// row is scanned, even if a destination's scanner panics (the connection,
+// its result unread, is then closed, and the panic goes on); Begin's when
+// the transaction is committed or rolled back. pgxpool does the same.
+//
 // # Credentials
 //
 // Config.BeforeConnect runs before each connect with that connect's own

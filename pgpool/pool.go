@@ -100,7 +100,8 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 }
 
 // Query runs sql on a connection from the pool. The connection goes back
-// to the pool when the rows are closed, or read to the end.
+// to the pool when the rows are closed, read to the end, or a Scan or
+// Values on them fails, which closes them.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	l, err := p.pool.Acquire(ctx)
 	if err != nil {
@@ -115,8 +116,8 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 }
 
 // QueryRow runs sql on a connection from the pool. The connection goes
-// back to the pool when the row is scanned; an error taking it is returned
-// by Scan.
+// back to the pool when the row is scanned, even if a destination's
+// scanner panics; an error taking it is returned by Scan.
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	l, err := p.pool.Acquire(ctx)
 	if err != nil {
