@@ -119,3 +119,43 @@ func TestPostgresIdleCheckKeepsNotification(t *testing.T) {
 		t.Errorf("notification: %+v, %v; want hello on %s", n, err, channel)
 	}
 }
+
+// BenchmarkPostgresTakeGiveBack takes an idle connection and gives it
+// back, with no statement between: the hot path with Validate, which the
+// idle check is part of, run twice per cycle, on one goroutine and on all.
+func BenchmarkPostgresTakeGiveBack(b *testing.B) {
+	dsn := testenv.Postgres(b)
+	cfg, err := ParseConfig(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Pool.MaxObjects, cfg.Pool.MinIdle = 4, 4
+	p, err := NewWithConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	ctx := context.Background()
+	testenv.Eventually(b, 20*time.Second, "MinIdle connections", func() bool { return p.Stats().Idle == 4 })
+	b.Run("goroutines=1", func(b *testing.B) {
+		for b.Loop() {
+			l, err := p.pool.Acquire(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			l.Release()
+		}
+	})
+	b.Run("goroutines=GOMAXPROCS", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l, err := p.pool.Acquire(ctx)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				l.Release()
+			}
+		})
+	})
+}
