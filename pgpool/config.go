@@ -18,8 +18,17 @@ import (
 // pool.
 type Config struct {
 	// ConnConfig is how each connection is made. It must have been
-	// created by pgx.ParseConfig or ParseConfig.
+	// created by pgx.ParseConfig or ParseConfig. The pool keeps a copy:
+	// what must change between connects, such as a password, is set by
+	// BeforeConnect.
 	ConnConfig *pgx.ConnConfig
+
+	// BeforeConnect, if set, runs before each connect with that
+	// connect's own copy of ConnConfig, which it may change without
+	// touching the pool's or another connect's: set a rotated password
+	// or a fresh token there, race-free. An error fails the create. As
+	// pgxpool's BeforeConnect.
+	BeforeConnect func(ctx context.Context, cc *pgx.ConnConfig) error
 
 	// AfterConnect, if set, runs on each new connection before the pool
 	// lends it out: register types, prepare statements, set session

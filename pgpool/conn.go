@@ -15,7 +15,7 @@ import (
 // A connection given back closed, busy (rows not closed) or inside a
 // transaction is closed by the pool, not handed to the next caller.
 type Conn struct {
-	lease actorpool.Lease[*pgx.Conn]
+	lease actorpool.Lease[*pooledConn]
 	conn  *pgx.Conn // nil once given back
 }
 

@@ -20,13 +20,46 @@
 // ROLLBACK — is destroyed, not handed to the next caller and not rolled
 // back: closing it makes the server roll the transaction back and drop
 // everything it held, with no round trip on the path that gives the
-// connection back. These checks are in memory. Every
-// Config.Pool.ValidationInterval (pool_health_check_period, a minute by
-// default) the pool pings each idle connection, so that sessions the
-// server ended — a restart, pg_terminate_backend, an idle timeout — are
-// found and replaced before a caller takes them. A session ended since its
-// last ping fails the statement of the caller who takes it, and is
-// replaced after.
+// connection back. These checks are in memory.
+//
+// A session the server ended — a restart, pg_terminate_backend, an idle
+// timeout — leaves an error message and the end of the stream on its
+// connection's socket. Before it hands out a connection that sat idle
+// across a tick of its one-second clock, as every connection idle for a
+// second or more did, the pool looks at that socket, without a round trip
+// and without waiting (one system call), and replaces the connection if
+// the server closed it or sent it an error; a notification or a notice
+// waiting there is left for pgx to read. Over TLS, where what waits cannot
+// be read without taking it, anything waiting retires the connection. A
+// connection is looked at at most once a tick, so a busy pool makes almost
+// no system calls for it; but a session ended less than a second before
+// its connection is taken again may not be seen, and fails the statement
+// of the caller who takes it (the connection is then replaced). pgxpool
+// pings, a round trip, each connection idle for more than a second
+// instead.
+//
+// Every Config.Pool.ValidationInterval (pool_health_check_period, a minute
+// by default) the pool also pings each idle connection, which finds what
+// the socket does not show, such as a server that stopped answering.
+//
+// # Giving connections back
+//
+// The pool's one-call methods give their connection back when done with
+// it: Query's when the rows are closed, read to the end, or a Scan or
+// Values fails (pgx closes the rows then), so that code that returns on a
+// Scan error without closing the rows leaks nothing; QueryRow's when the
+// row is scanned, even if a destination's scanner panics (the connection,
+// its result unread, is then closed, and the panic goes on); Begin's when
+// the transaction is committed or rolled back. pgxpool does the same.
+//
+// # Credentials
+//
+// Config.BeforeConnect runs before each connect with that connect's own
+// copy of ConnConfig: set a rotated password or a short-lived token there,
+// as with pgxpool's BeforeConnect. The pool keeps copies of the Config and
+// ConnConfig it was made with, and Pool.Config returns a copy, so that
+// nothing changes them under a connect; Pool.Reload makes every session
+// log in again.
 //
 // # Contexts
 //

@@ -16,32 +16,43 @@ const closeTimeout = 5 * time.Second
 
 // factory makes, checks and closes the pool's connections.
 type factory struct {
-	cc           *pgx.ConnConfig
-	afterConnect func(ctx context.Context, conn *pgx.Conn) error
+	cc            *pgx.ConnConfig // the pool's own copy, never changed
+	beforeConnect func(ctx context.Context, cc *pgx.ConnConfig) error
+	afterConnect  func(ctx context.Context, conn *pgx.Conn) error
+	clock         *clock
 }
 
 // Create connects, bounded by ctx: the pool's CreateTimeout is the connect
 // timeout.
-func (f *factory) Create(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, f.cc)
+func (f *factory) Create(ctx context.Context) (*pooledConn, error) {
+	cc := f.cc
+	if f.beforeConnect != nil {
+		cc = f.cc.Copy()
+		if err := f.beforeConnect(ctx, cc); err != nil {
+			return nil, fmt.Errorf("pgpool: BeforeConnect: %w", err)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, err
 	}
+	c := &pooledConn{Conn: conn}
+	c.seen.Store(f.clock.now.Load())
 	if f.afterConnect != nil {
 		if err := f.afterConnect(ctx, conn); err != nil {
-			f.Destroy(conn)
+			f.Destroy(c)
 			return nil, fmt.Errorf("pgpool: AfterConnect: %w", err)
 		}
 	}
-	return conn, nil
+	return c, nil
 }
 
 // Destroy closes the connection. If a transaction was open on it, the
 // server rolls it back.
-func (f *factory) Destroy(conn *pgx.Conn) {
+func (f *factory) Destroy(c *pooledConn) {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	conn.Close(ctx)
+	c.Close(ctx)
 }
 
 var (
@@ -49,8 +60,9 @@ var (
 	errBusy   = errors.New("pgpool: connection given back busy: a query's results were not read to the end, or rows not closed")
 )
 
-// Validate refuses, without I/O, a connection that is closed, busy, or in
-// a transaction.
+// Validate refuses, without a round trip, a connection that is closed,
+// busy, or in a transaction, and one idle since the pool's clock last
+// ticked whose session the server has ended (see checkIdle).
 //
 // A connection given back inside a transaction, open or failed, is
 // destroyed, not rolled back: a ROLLBACK is a round trip on the path that
@@ -61,8 +73,8 @@ var (
 // given back is a caller's bug or a panic in mid-work, not the common
 // case, and a new one costs a connect made off that path. pgxpool does the
 // same.
-func (f *factory) Validate(conn *pgx.Conn) error {
-	pc := conn.PgConn()
+func (f *factory) Validate(c *pooledConn) error {
+	pc := c.PgConn()
 	switch {
 	case pc.IsClosed():
 		return errClosed
@@ -72,12 +84,12 @@ func (f *factory) Validate(conn *pgx.Conn) error {
 	if s := pc.TxStatus(); s != 'I' {
 		return fmt.Errorf("pgpool: connection given back inside a transaction (status %c), not reused", s)
 	}
-	return nil
+	return f.checkIdle(c)
 }
 
 // Test pings the server.
-func (f *factory) Test(ctx context.Context, conn *pgx.Conn) error {
-	if err := conn.Ping(ctx); err != nil {
+func (f *factory) Test(ctx context.Context, c *pooledConn) error {
+	if err := c.Ping(ctx); err != nil {
 		return fmt.Errorf("pgpool: ping: %w", err)
 	}
 	return nil

@@ -96,6 +96,92 @@ func TestFaultTerminateBackend(t *testing.T) {
 	checkNoSlotLost(t, p)
 }
 
+// TestFaultTerminateIdle ends three of the pool's five idle sessions
+// with pg_terminate_backend, long before the pool would ping them: once
+// the pool's clock has ticked, it finds them by looking at their sockets
+// before handing them out, and none of the five callers that follow gets
+// an error. Over TLS too, where the pool cannot read what waits.
+func TestFaultTerminateIdle(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	for _, sslmode := range []string{"disable", "require"} {
+		t.Run("sslmode="+sslmode, func(t *testing.T) {
+			testenv.CheckGoroutines(t)
+			u, err := url.Parse(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := u.Query()
+			q.Set("sslmode", sslmode)
+			u.RawQuery = q.Encode()
+			name := testName()
+			const n, killed = 5, 3
+			p := newPGPoolStill(t, u.String(), name, func(c *Config) { c.Pool.MaxObjects, c.Pool.MinIdle = n, n })
+			adm := admin(t, dsn)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			testenv.Eventually(t, 20*time.Second, "MinIdle sessions", func() bool { return len(backends(t, adm, name)) == n })
+			var tls int
+			if err := adm.QueryRow(ctx, "SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE application_name = $1 AND ssl", name).Scan(&tls); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string]int{"disable": 0, "require": n}[sslmode]; tls != want {
+				t.Fatalf("sessions over TLS: %d, want %d", tls, want)
+			}
+			pids := backends(t, adm, name)[:killed]
+			if _, err := adm.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid = ANY($2)", name, pids); err != nil {
+				t.Fatal(err)
+			}
+			testenv.Eventually(t, 20*time.Second, "the sessions to end", func() bool { return len(backends(t, adm, name)) == n-killed })
+
+			p.clock.tick()
+			var wg sync.WaitGroup
+			for range n {
+				wg.Go(func() {
+					if err := p.Ping(ctx); err != nil {
+						t.Errorf("Ping after %d of %d idle sessions were ended: %v", killed, n, err)
+					}
+				})
+			}
+			wg.Wait()
+			if st := p.Stats(); st.DestroyedBy.Invalid != killed {
+				t.Errorf("destroyed as invalid: %d, want %d", st.DestroyedBy.Invalid, killed)
+			}
+			checkNoSlotLost(t, p)
+		})
+	}
+}
+
+// TestFaultRestartIdle restarts the server under a pool of idle
+// connections: once the pool's clock has ticked, the pool finds every
+// dead one before handing it out, and no caller gets an error.
+func TestFaultRestartIdle(t *testing.T) {
+	srv := testenv.PrivatePostgres(t)
+	testenv.CheckGoroutines(t)
+	const n = 4
+	p := newPGPoolStill(t, srv.DSN(), testName(), func(c *Config) { c.Pool.MaxObjects, c.Pool.MinIdle = n, n })
+	testenv.Eventually(t, 20*time.Second, "MinIdle connections", func() bool { return p.Stats().Idle == n })
+	srv.Stop()
+	srv.Start()
+
+	p.clock.tick()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 2 * n {
+		wg.Go(func() {
+			var one int
+			if err := p.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+				t.Errorf("query after a restart: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if st := p.Stats(); st.DestroyedBy.Invalid != n {
+		t.Errorf("destroyed as invalid: %d, want %d", st.DestroyedBy.Invalid, n)
+	}
+	checkNoSlotLost(t, p)
+}
+
 // TestFaultTerminateInUse ends a session the pool has not tested: the
 // caller who uses it gets the error, and the pool destroys it rather than
 // handing it out again.
@@ -168,7 +254,10 @@ func TestFaultSlowQuery(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	testenv.CheckGoroutines(t)
 	const n = 4
-	p := newPGPool(t, dsn, testName(), func(c *Config) { c.Pool.MaxObjects = n })
+	p := newPGPool(t, dsn, testName(), func(c *Config) { c.Pool.MaxObjects, c.Pool.MinIdle = n, n })
+	// Connected first, so that on a busy machine no caller spends its
+	// deadline waiting for a connect: each connection runs a query.
+	testenv.Eventually(t, 20*time.Second, "MinIdle connections", func() bool { return p.Stats().Idle == n })
 	const callers = 3 * n
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)

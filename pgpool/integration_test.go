@@ -32,6 +32,18 @@ func testLogger(t *testing.T) *slog.Logger {
 // application_name, with pool set by tune, closed when t ends.
 func newPGPool(t *testing.T, dsn, name string, tune func(c *Config)) *Pool {
 	t.Helper()
+	return openPGPool(t, dsn, name, idleTick, tune)
+}
+
+// newPGPoolStill is newPGPool with a clock that ticks only when the test
+// calls p.clock.tick.
+func newPGPoolStill(t *testing.T, dsn, name string, tune func(c *Config)) *Pool {
+	t.Helper()
+	return openPGPool(t, dsn, name, 0, tune)
+}
+
+func openPGPool(t *testing.T, dsn, name string, tick time.Duration, tune func(c *Config)) *Pool {
+	t.Helper()
 	cfg, err := ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +53,7 @@ func newPGPool(t *testing.T, dsn, name string, tune func(c *Config)) *Pool {
 	if tune != nil {
 		tune(cfg)
 	}
-	p, err := NewWithConfig(cfg)
+	p, err := newPool(cfg, tick)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +348,10 @@ func TestPostgresTestPings(t *testing.T) {
 	p := newPGPool(t, dsn, testName(), func(c *Config) {
 		c.Pool.MaxObjects, c.Pool.MinIdle, c.Pool.ValidationInterval = 2, 2, 10*time.Millisecond
 	})
-	testenv.Eventually(t, 20*time.Second, "pings", func() bool { return p.Stats().Tests >= 6 })
+	testenv.Eventually(t, 20*time.Second, "both connections and pings", func() bool {
+		st := p.Stats()
+		return st.Created >= 2 && st.Tests >= 6
+	})
 	if st := p.Stats(); st.Destroyed != 0 || st.Created != 2 {
 		t.Errorf("created %d, destroyed %d; want 2, 0", st.Created, st.Destroyed)
 	}

@@ -2,6 +2,7 @@ package pgpool
 
 import (
 	"context"
+	"time"
 
 	"github.com/actorpool/actorpool"
 	"github.com/jackc/pgx/v5"
@@ -11,8 +12,9 @@ import (
 // A Pool is a pool of connections to one PostgreSQL database. It is safe
 // for use by many goroutines.
 type Pool struct {
-	pool *actorpool.Pool[*pgx.Conn]
-	cfg  Config
+	pool  *actorpool.Pool[*pooledConn]
+	cfg   Config
+	clock *clock
 }
 
 // New returns a pool for the connection string, as ParseConfig reads it.
@@ -27,18 +29,28 @@ func New(connString string) (*Pool, error) {
 	return NewWithConfig(cfg)
 }
 
-// NewWithConfig returns a pool configured by cfg, which must not be
-// changed afterwards.
-func NewWithConfig(cfg *Config) (*Pool, error) {
+// NewWithConfig returns a pool configured by cfg. The pool keeps a copy
+// of cfg and of its ConnConfig: changing them afterwards changes nothing;
+// Config.BeforeConnect is how each connect gets what changes, such as a
+// rotated password.
+func NewWithConfig(cfg *Config) (*Pool, error) { return newPool(cfg, idleTick) }
+
+// newPool is NewWithConfig with the period of the pool's clock; zero
+// makes a clock that only a test ticks.
+func newPool(cfg *Config, tick time.Duration) (*Pool, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	p, err := actorpool.New[*pgx.Conn](&factory{cc: c.ConnConfig, afterConnect: c.AfterConnect}, c.Pool)
+	c.ConnConfig = c.ConnConfig.Copy()
+	clk := newClock(tick)
+	f := &factory{cc: c.ConnConfig, beforeConnect: c.BeforeConnect, afterConnect: c.AfterConnect, clock: clk}
+	p, err := actorpool.New[*pooledConn](f, c.Pool)
 	if err != nil {
+		clk.close()
 		return nil, err
 	}
-	return &Pool{pool: p, cfg: c}, nil
+	return &Pool{pool: p, cfg: c, clock: clk}, nil
 }
 
 // Acquire takes a connection from the pool, waiting until one is free or
@@ -54,7 +66,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{lease: l, conn: l.Value()}, nil
+	return &Conn{lease: l, conn: l.Value().Conn}, nil
 }
 
 // AcquireFunc takes a connection, calls f with it, and gives it back, even
@@ -74,7 +86,7 @@ func (p *Pool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
 // code that takes a context need not know whether it runs inside a
 // transaction begun on that connection.
 func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, conn *pgx.Conn) error) error {
-	return p.pool.With(ctx, fn)
+	return p.pool.With(ctx, func(ctx context.Context, c *pooledConn) error { return fn(ctx, c.Conn) })
 }
 
 // Exec runs sql on a connection from the pool.
@@ -88,7 +100,8 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 }
 
 // Query runs sql on a connection from the pool. The connection goes back
-// to the pool when the rows are closed, or read to the end.
+// to the pool when the rows are closed, read to the end, or a Scan or
+// Values on them fails, which closes them.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	l, err := p.pool.Acquire(ctx)
 	if err != nil {
@@ -103,8 +116,8 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 }
 
 // QueryRow runs sql on a connection from the pool. The connection goes
-// back to the pool when the row is scanned; an error taking it is returned
-// by Scan.
+// back to the pool when the row is scanned, even if a destination's
+// scanner panics; an error taking it is returned by Scan.
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	l, err := p.pool.Acquire(ctx)
 	if err != nil {
@@ -176,16 +189,27 @@ func (p *Pool) Ping(ctx context.Context) error {
 // Close closes the pool: takes fail from now on, idle connections are
 // closed at once and connections in use when they are given back. It
 // waits for them until ctx ends; see actorpool.Pool.Close.
-func (p *Pool) Close(ctx context.Context) error { return p.pool.Close(ctx) }
+func (p *Pool) Close(ctx context.Context) error {
+	err := p.pool.Close(ctx)
+	p.clock.close()
+	return err
+}
 
 // Reload replaces every connection: idle ones now, ones in use when they
-// are given back. Use it after the server failed over or a password was
-// rotated (change it in ConnConfig's BeforeConnect hook or Password first).
+// are given back. Use it after the server failed over, or after rotating
+// credentials to have every session log in again: the connects that
+// follow get what Config.BeforeConnect gives them then. (A session already
+// open outlives a change of its role's password on the server.)
 func (p *Pool) Reload(ctx context.Context) error { return p.pool.Reload(ctx) }
 
 // Stats returns the pool's gauges and counters.
 func (p *Pool) Stats() actorpool.Stats { return p.pool.Stats() }
 
-// Config returns the pool's configuration, with defaults filled in. It
-// must not be changed.
-func (p *Pool) Config() *Config { return &p.cfg }
+// Config returns a copy of the pool's configuration, with defaults filled
+// in; its ConnConfig is a copy too (pgx.ConnConfig.Copy), so changing it
+// changes nothing in the pool.
+func (p *Pool) Config() *Config {
+	c := p.cfg
+	c.ConnConfig = p.cfg.ConnConfig.Copy()
+	return &c
+}

@@ -13,7 +13,7 @@ import (
 // poolRows gives its connection back when closed or read to the end.
 type poolRows struct {
 	pgx.Rows
-	lease    actorpool.Lease[*pgx.Conn]
+	lease    actorpool.Lease[*pooledConn]
 	released bool
 }
 
@@ -41,19 +41,42 @@ func (r *poolRows) Next() bool {
 	return false
 }
 
+// Scan scans the current row. An error closes the rows, as pgx does on a
+// failed Scan, and gives the connection back, so that a caller who
+// returns on it without closing the rows leaks nothing.
+func (r *poolRows) Scan(dest ...any) error {
+	err := r.Rows.Scan(dest...)
+	if err != nil {
+		r.Close()
+	}
+	return err
+}
+
+// Values returns the current row's values. An error closes the rows and
+// gives the connection back, as in Scan.
+func (r *poolRows) Values() ([]any, error) {
+	v, err := r.Rows.Values()
+	if err != nil {
+		r.Close()
+	}
+	return v, err
+}
+
 // Conn returns nil: the connection belongs to the pool.
 func (r *poolRows) Conn() *pgx.Conn { return nil }
 
 // poolRow gives its connection back when scanned.
 type poolRow struct {
 	row   pgx.Row
-	lease actorpool.Lease[*pgx.Conn]
+	lease actorpool.Lease[*pooledConn]
 }
 
+// Scan scans the row and gives the connection back, even when a
+// destination's scanner panics: the connection, its result unread, is then
+// closed by the pool, and the panic goes on.
 func (r *poolRow) Scan(dest ...any) error {
-	err := r.row.Scan(dest...)
-	r.lease.Release()
-	return err
+	defer r.lease.Release()
+	return r.row.Scan(dest...)
 }
 
 // errRow is the row of a query that could not take a connection.
@@ -65,7 +88,7 @@ func (r errRow) Scan(...any) error { return r.err }
 // batch began a transaction: then the transaction gives it back.
 type poolBatchResults struct {
 	pgx.BatchResults
-	lease    actorpool.Lease[*pgx.Conn]
+	lease    actorpool.Lease[*pooledConn]
 	tx       *poolTx // the batch's transaction, if it began one
 	released bool
 }
@@ -89,7 +112,7 @@ func (b *poolBatchResults) Tx() pgx.Tx {
 // poolTx gives its connection back when committed or rolled back.
 type poolTx struct {
 	pgx.Tx
-	lease    actorpool.Lease[*pgx.Conn]
+	lease    actorpool.Lease[*pooledConn]
 	released bool
 }
 
