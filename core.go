@@ -53,6 +53,12 @@ type core struct {
 	done     chan struct{} // closed when the actor returns
 	closeErr error         // set by the actor before done is closed
 
+	// createErr is the error of the latest create while creates are
+	// failing: the actor sets it when a create fails and clears it when
+	// one succeeds. Every take that ends without an object meanwhile
+	// wraps it, so that the caller learns why none was free.
+	createErr atomic.Pointer[CreateError]
+
 	stats counters
 }
 
