@@ -380,7 +380,7 @@ func (a *lifecycle[T]) createFailed(op *createOp, err *CreateError, timedOut boo
 		a.failures++
 		a.retryAt = a.now.Add(backoff(a.failures))
 	}
-	p.log.Warn("actorpool: create failed", "err", err.Err, "failures", a.failures, "retry_in", a.retryAt.Sub(a.now))
+	p.log.Warn("actorpool: create failed", "err", err.Err, "failures", a.failures, "retry_in", max(a.retryAt.Sub(a.now), 0))
 	if a.closing {
 		return
 	}
