@@ -19,9 +19,10 @@ var outage = testenv.Outage{Clients: 64, Size: servers.Size, Deadline: time.Seco
 // iteration, measured by testenv.MeasureOutage. It reports the pool's
 // connection attempts per second while the server was down (all of them,
 // and those of the last second), the milliseconds from the server
-// accepting sessions again to the first call that succeeded and to the
-// pool holding all its connections, and the calls waiting then with half
-// their deadline left, and how many of those failed. A private server
+// accepting sessions again to the first call that succeeded, to the pool
+// having dialed all its connections, and to their being open and answered
+// by the server, and the calls waiting then with half their deadline
+// left, and how many of those failed. A private server
 // needs root (PostgreSQL runs as the postgres user); without it the
 // benchmark skips, or fails under CI.
 //
@@ -43,8 +44,8 @@ func BenchmarkOutage(b *testing.B) {
 }
 
 func benchOutage(b *testing.B, srv testenv.OutageServer, c servers.Contender) {
-	var perSec, lastSec, firstOK, full, waiting, failed float64
-	never := false // no call succeeded, or the pool never filled, in some outage
+	var perSec, lastSec, waiting, failed float64
+	var firstOK, dialed, full millis
 	for range b.N {
 		r := testenv.MeasureOutage(b, srv, outage, func(dial testenv.DialFunc) (func(context.Context) error, func()) {
 			addr := srv.Addr()
@@ -60,8 +61,9 @@ func benchOutage(b *testing.B, srv testenv.OutageServer, c servers.Contender) {
 		b.Log(r)
 		perSec += r.PerSecond()
 		lastSec += float64(r.LastSecond)
-		firstOK += millis(r.FirstOK, &never)
-		full += millis(r.Full, &never)
+		firstOK.add(r.FirstOK)
+		dialed.add(r.Dialed)
+		full.add(r.Full)
 		waiting += float64(r.Waiting)
 		failed += float64(r.WaitFailed)
 	}
@@ -69,14 +71,32 @@ func benchOutage(b *testing.B, srv testenv.OutageServer, c servers.Contender) {
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(perSec/n, "attempts/s")
 	b.ReportMetric(lastSec/n, "attempts-last-s")
-	if never {
-		// -1, never: an average with other outages would hide it.
-		firstOK, full = -n, -n
-	}
-	b.ReportMetric(firstOK/n, "first-ms")
-	b.ReportMetric(full/n, "full-ms")
+	b.ReportMetric(firstOK.mean(n), "first-ms")
+	b.ReportMetric(dialed.mean(n), "dialed-ms")
+	b.ReportMetric(full.mean(n), "full-ms")
 	b.ReportMetric(waiting/n, "waiting")
 	b.ReportMetric(failed/n, "waiting-failed")
+}
+
+// millis sums durations in milliseconds, remembering whether one was
+// negative: never.
+type millis struct {
+	sum   float64
+	never bool
+}
+
+func (m *millis) add(d time.Duration) {
+	m.never = m.never || d < 0
+	m.sum += float64(d) / float64(time.Millisecond)
+}
+
+// mean returns the mean of n durations, or -1 if one was never: an
+// average would hide it.
+func (m millis) mean(n float64) float64 {
+	if m.never {
+		return -1
+	}
+	return m.sum / n
 }
 
 // outageCall returns the call the clients make: SELECT 1 on PostgreSQL, a
@@ -92,12 +112,4 @@ func outageCall(p servers.Pool) func(context.Context) error {
 		return func(ctx context.Context) error { return p.Set(ctx, servers.Keys[0], servers.Values[0]) }
 	}
 	panic("servers: a pool that is neither a PostgresPool nor a RedisPool")
-}
-
-// millis returns d in milliseconds, setting *never for a negative d.
-func millis(d time.Duration, never *bool) float64 {
-	if d < 0 {
-		*never = true
-	}
-	return float64(d) / float64(time.Millisecond)
 }

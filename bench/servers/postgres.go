@@ -202,15 +202,27 @@ type sqlPool struct{ db *sql.DB }
 // it close and reopen connections all the time, which is not what a tuned
 // service runs.
 func newSQL(dsn string, size int, dial Dialer) (Pool, error) {
+	db, err := openSQL(dsn, dial)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(size)
+	db.SetMaxIdleConns(size)
+	return &sqlPool{db: db}, nil
+}
+
+// openSQL opens dsn with pgx's driver: by its name, as most programs do,
+// or, to give it a dialer, through a connector over a config of its own.
+func openSQL(dsn string, dial Dialer) (*sql.DB, error) {
+	if dial == nil {
+		return sql.Open("pgx", dsn)
+	}
 	cc, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	setDial(cc, dial)
-	db := stdlib.OpenDB(*cc)
-	db.SetMaxOpenConns(size)
-	db.SetMaxIdleConns(size)
-	return &sqlPool{db: db}, nil
+	return stdlib.OpenDB(*cc), nil
 }
 
 func (a *sqlPool) Select1(ctx context.Context) (int, error) {

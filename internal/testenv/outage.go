@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -41,6 +42,7 @@ type OutageReport struct {
 	Attempts   int           // connections the pool tried to open meanwhile (dials)
 	LastSecond int           // of them, those in the last second
 	FirstOK    time.Duration // until a call first succeeded; -1 if none did
+	Dialed     time.Duration // until the pool had dialed Size connections that the server answered; -1 if never
 	Full       time.Duration // until Size connections were open and answered; -1 if never
 
 	// Waiting counts the calls waiting at Back with more than half their
@@ -55,8 +57,8 @@ type OutageReport struct {
 func (r OutageReport) PerSecond() float64 { return float64(r.Attempts) / r.Down.Seconds() }
 
 func (r OutageReport) String() string {
-	s := fmt.Sprintf("down %s: %d connection attempts, %.1f a second, %d in its last second; back after its start: first success %s, pool full %s; %d calls waiting then, %d failed (%d by their deadline)",
-		ms(r.Down), r.Attempts, r.PerSecond(), r.LastSecond, ms(r.FirstOK), ms(r.Full), r.Waiting, r.WaitFailed, r.WaitTimedOut)
+	s := fmt.Sprintf("down %s: %d connection attempts, %.1f a second, %d in its last second; back after its start: first success %s, all connections dialed %s, pool full %s; %d calls waiting then, %d failed (%d by their deadline)",
+		ms(r.Down), r.Attempts, r.PerSecond(), r.LastSecond, ms(r.FirstOK), ms(r.Dialed), ms(r.Full), r.Waiting, r.WaitFailed, r.WaitTimedOut)
 	if r.FirstWaitErr != nil {
 		s += ", the first with: " + r.FirstWaitErr.Error()
 	}
@@ -209,8 +211,8 @@ type dialLog struct {
 
 // An answer is the server's first answer on a connection.
 type answer struct {
-	at   time.Time
-	open int // connections open then that the server had answered on, this one included
+	at, dialed time.Time
+	open       int // connections open then that the server had answered on, this one included
 }
 
 func (d *dialLog) dial(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -242,11 +244,18 @@ func (d *dialLog) report(r *OutageReport, o Outage, stopped, starting, back time
 	r.Attempts = count(d.attempts, stopped) - count(d.cancels, stopped)
 	last := starting.Add(-time.Second)
 	r.LastSecond = count(d.attempts, last) - count(d.cancels, last)
-	r.Full = -1
+	r.Dialed, r.Full = -1, -1
+	var dialed []time.Time
 	for _, a := range d.answers {
-		if a.at.After(stopped) && a.open >= o.Size {
+		if !a.at.After(stopped) {
+			continue
+		}
+		if dialed = append(dialed, a.dialed); len(dialed) == o.Size {
+			slices.SortFunc(dialed, time.Time.Compare)
+			r.Dialed = max(dialed[o.Size-1].Sub(back), 0)
+		}
+		if a.open >= o.Size && r.Full < 0 {
 			r.Full = max(a.at.Sub(back), 0)
-			break
 		}
 	}
 }
@@ -287,7 +296,7 @@ func (c *loggedConn) Read(b []byte) (int, error) {
 		if n > 0 && !c.answered && !c.ended {
 			c.answered = true
 			c.d.open++
-			c.d.answers = append(c.d.answers, answer{at: time.Now(), open: c.d.open})
+			c.d.answers = append(c.d.answers, answer{at: time.Now(), dialed: c.at, open: c.d.open})
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			c.endLocked() // the server closed it, or the network did

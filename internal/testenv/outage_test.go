@@ -94,8 +94,8 @@ func TestDialLog(t *testing.T) {
 	if r.Attempts != 4 {
 		t.Errorf("%d attempts counted, want 4: three connections and a refused dial, not the CancelRequest", r.Attempts)
 	}
-	if r.Full != 0 {
-		t.Errorf("Full = %v, want 0: two connections were open and answered", r.Full)
+	if r.Full != 0 || r.Dialed != 0 {
+		t.Errorf("Full = %v, Dialed = %v, want 0 and 0: two connections were dialed, open and answered", r.Full, r.Dialed)
 	}
 	if n := d.answered(); n != 0 {
 		t.Errorf("%d connections answered after all were closed, want 0", n)
