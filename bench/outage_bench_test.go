@@ -7,6 +7,7 @@ import (
 
 	"github.com/actorpool/actorpool/bench/servers"
 	"github.com/actorpool/actorpool/internal/testenv"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // outage is the load of BenchmarkOutage, the one the adapters' fault tests
@@ -28,6 +29,9 @@ var outage = testenv.Outage{Clients: 64, Size: servers.Size, Deadline: time.Seco
 //
 //	go test -run '^$' -bench Outage -benchtime 1x -count 5 .
 func BenchmarkOutage(b *testing.B) {
+	// go-redis logs its failed dials to the process's output, in the middle
+	// of the benchmark's result lines; the report says what failed.
+	goredis.SetLogger(quiet{})
 	for _, s := range servers.Servers {
 		b.Run("server="+s.BenchName(), func(b *testing.B) {
 			var srv testenv.OutageServer
@@ -113,3 +117,8 @@ func outageCall(p servers.Pool) func(context.Context) error {
 	}
 	panic("servers: a pool that is neither a PostgresPool nor a RedisPool")
 }
+
+// quiet is a go-redis logger that logs nothing.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
