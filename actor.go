@@ -48,8 +48,9 @@ type message struct {
 // Create backoff after consecutive rounds of failed creates: 10ms, 20ms,
 // 40ms, 80ms, then 100ms. While backing off the actor has at most one create
 // in flight, a probe, so a pool whose server is down tries about ten times a
-// second, and finds it back within 100ms of its return. Once a probe
-// succeeds, the backoff ends and every waiter gets a create at once.
+// second, and tries again at most 100ms after the server is back. Once a
+// probe succeeds, the backoff ends and the waiters get creates at once, up
+// to MaxObjects.
 const (
 	backoffMin = 10 * time.Millisecond
 	backoffMax = 100 * time.Millisecond

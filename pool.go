@@ -59,7 +59,9 @@ func (p *Pool[T]) Config() Config { return p.cfg }
 //
 // It fails with ErrClosed once the pool is closing, ErrPoolExhausted when
 // Config.MaxQueueSize takers already wait, a *CreateError when the create
-// made for it failed, and a *WaitError when ctx ended first.
+// made for it failed, and a *WaitError when ctx ended first. While creates
+// are failing, the ErrPoolExhausted and the *WaitError also wrap the latest
+// *CreateError; see WaitError.
 func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 	if p.withUsed.Load() {
 		if l, ok := p.held(ctx); ok {
@@ -74,8 +76,9 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 }
 
 // TryAcquire takes an idle object if one is ready, and otherwise fails at
-// once with ErrWouldBlock. When it fails and the pool has room, it asks for
-// a new object, so that a later take finds one.
+// once with ErrWouldBlock, which wraps the latest *CreateError too while
+// creates are failing. When it fails and the pool has room, it asks for a
+// new object, so that a later take finds one.
 func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 	s, seq, err := p.tryAcquire()
 	if s == nil {
