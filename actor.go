@@ -49,12 +49,21 @@ type message struct {
 	reply    chan struct{}
 }
 
-// Create backoff after consecutive failures: 10ms, 20ms, 40ms ... 1s. While
-// backing off the actor has at most one create in flight, a probe.
+// Create backoff after consecutive rounds of failed creates: 10ms, 20ms,
+// 40ms, 80ms, then 100ms. While backing off the actor has at most one create
+// in flight, a probe, so a pool whose server is down tries about ten times a
+// second, and tries again at most 100ms after the server is back. Once a
+// probe succeeds, the backoff ends and the waiters get creates at once, up
+// to MaxObjects.
 const (
 	backoffMin = 10 * time.Millisecond
-	backoffMax = time.Second
+	backoffMax = 100 * time.Millisecond
 )
+
+// backoff is the pause after the nth consecutive round of failed creates.
+func backoff(n int) time.Duration {
+	return min(backoffMin<<min(n-1, 20), backoffMax)
+}
 
 // lifecycle is the actor's private state.
 type lifecycle[T any] struct {
@@ -65,7 +74,8 @@ type lifecycle[T any] struct {
 	creating int
 	creates  map[uint64]*createOp
 	nextOp   uint64
-	failures int // consecutive create failures
+	failures int    // consecutive rounds of failed creates
+	round    uint64 // counts the rounds of failed creates; see createFailed
 	retryAt  time.Time
 	warm     bool // TryAcquire asked for an object
 	gen      uint64
@@ -81,6 +91,7 @@ type lifecycle[T any] struct {
 
 type createOp struct {
 	gen      uint64
+	round    uint64 // lifecycle.round when it started
 	refill   bool
 	timedOut bool
 }
@@ -264,7 +275,7 @@ func (a *lifecycle[T]) startCreate(refill bool) {
 	p := a.p
 	a.nextOp++
 	id := a.nextOp
-	a.creates[id] = &createOp{gen: a.gen, refill: refill}
+	a.creates[id] = &createOp{gen: a.gen, round: a.round, refill: refill}
 	a.alive++
 	a.creating++
 	p.total.Store(int32(a.alive))
@@ -336,13 +347,14 @@ func (a *lifecycle[T]) created(m message) {
 			return // counted and reported at the deadline
 		}
 		if m.timedOut {
-			a.createFailed(&CreateError{Err: m.err, Timeout: p.cfg.CreateTimeout}, true)
+			a.createFailed(op, &CreateError{Err: m.err, Timeout: p.cfg.CreateTimeout}, true)
 			return
 		}
-		a.createFailed(&CreateError{Err: m.err}, false)
+		a.createFailed(op, &CreateError{Err: m.err}, false)
 		return
 	}
 	a.failures = 0
+	p.createErr.Store(nil)
 	p.stats.created.Add(1)
 	s := a.install(m.obj.(T), op.gen)
 	switch {
@@ -361,23 +373,32 @@ func (a *lifecycle[T]) createTimedOut(id uint64) {
 		return
 	}
 	op.timedOut = true
-	a.createFailed(&CreateError{Err: context.DeadlineExceeded, Timeout: a.p.cfg.CreateTimeout}, true)
+	a.createFailed(op, &CreateError{Err: context.DeadlineExceeded, Timeout: a.p.cfg.CreateTimeout}, true)
 }
 
 // createFailed counts a failed create, backs off, and fails the oldest
 // waiting take with the error, as database/sql does: the take that the
-// create was for, or the one that has waited longest for any.
-func (a *lifecycle[T]) createFailed(err *CreateError, timedOut bool) {
+// create was for, or the one that has waited longest for any. Until a
+// create succeeds, every take that ends without an object wraps the error
+// (see core.createErr).
+//
+// Creates that were in flight together when the server went away fail
+// together: only the first failure of a round, that of a create started
+// since the last counted failure, lengthens the backoff, so that an outage
+// that fails sixteen creates at once backs off 10ms, not to the cap.
+func (a *lifecycle[T]) createFailed(op *createOp, err *CreateError, timedOut bool) {
 	p := a.p
 	p.stats.createErrors.Add(1)
 	if timedOut {
 		p.stats.createTimeouts.Add(1)
 	}
-	var e error = err
-	p.stats.lastCreateErr.Store(&e)
-	a.failures++
-	a.retryAt = a.now.Add(min(backoffMin<<min(a.failures-1, 20), backoffMax))
-	p.log.Warn("actorpool: create failed", "err", err.Err, "failures", a.failures, "retry_in", a.retryAt.Sub(a.now))
+	p.createErr.Store(err)
+	if op.round == a.round {
+		a.round++
+		a.failures++
+		a.retryAt = a.now.Add(backoff(a.failures))
+	}
+	p.log.Warn("actorpool: create failed", "err", err.Err, "failures", a.failures, "retry_in", max(a.retryAt.Sub(a.now), 0))
 	if a.closing {
 		return
 	}

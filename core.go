@@ -54,6 +54,12 @@ type core struct {
 	done       chan struct{} // closed when the actor returns
 	abandonErr error         // Close's context error if the actor gave up waiting; set before done is closed
 
+	// createErr is the error of the latest create while creates are
+	// failing: the actor sets it when a create fails and clears it when
+	// one succeeds. Every take that ends without an object meanwhile
+	// wraps it, so that the caller learns why none was free.
+	createErr atomic.Pointer[CreateError]
+
 	stats counters
 }
 

@@ -13,10 +13,13 @@ var (
 	ErrClosed = errors.New("actorpool: pool closed")
 
 	// ErrPoolExhausted is returned by a take that finds every object busy
-	// and Config.MaxQueueSize takers already waiting.
+	// and Config.MaxQueueSize takers already waiting. While creates are
+	// failing, the error returned wraps it and the latest *CreateError.
 	ErrPoolExhausted = errors.New("actorpool: pool exhausted: the wait queue is full")
 
 	// ErrWouldBlock is returned by TryAcquire when no idle object is ready.
+	// While creates are failing, the error returned wraps it and the
+	// latest *CreateError.
 	ErrWouldBlock = errors.New("actorpool: no idle object ready")
 
 	// ErrReleased is returned when a lease is given back twice, or used
@@ -61,8 +64,16 @@ func (e *CreateError) Is(target error) bool { return target == ErrCreateFailed }
 // A WaitError reports a take whose context ended while it waited for an
 // object. Its message says how long it waited and how busy the pool was, as
 // "waited 2s, 0/8 available (8 in use, 3 waiting)". It matches its context's
-// error with errors.Is, ErrTimeout when that error is a deadline, and the
-// pool's last create error when one happened while it waited.
+// error with errors.Is, and ErrTimeout when that error is a deadline.
+//
+// While creates are failing — the latest create failed and none has
+// succeeded since, as when the server is down — it also carries that
+// create's error in LastCreateErr, matches it and its cause with errors.Is,
+// and ends its message with "; last create error: " and the error, as
+// HikariCP's timeout reports the last connection failure. The same holds for
+// every take that ends without an object while creates fail: a full queue's
+// ErrPoolExhausted and TryAcquire's ErrWouldBlock wrap the *CreateError too.
+// Once a create succeeds, takes stop reporting it.
 type WaitError struct {
 	Waited        time.Duration // how long the take waited
 	Idle          int           // objects idle when it gave up
@@ -70,7 +81,7 @@ type WaitError struct {
 	Max           int           // Config.MaxObjects
 	Waiting       int           // takers waiting, this one included
 	Err           error         // the context's error
-	LastCreateErr error         // the latest create failure, if any, while it waited
+	LastCreateErr error         // a *CreateError: the latest create's, if it failed and none has succeeded since
 }
 
 func (e *WaitError) Error() string {

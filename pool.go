@@ -59,7 +59,9 @@ func (p *Pool[T]) Config() Config { return p.cfg }
 //
 // It fails with ErrClosed once the pool is closing, ErrPoolExhausted when
 // Config.MaxQueueSize takers already wait, a *CreateError when the create
-// made for it failed, and a *WaitError when ctx ended first.
+// made for it failed, and a *WaitError when ctx ended first. While creates
+// are failing, the ErrPoolExhausted and the *WaitError also wrap the latest
+// *CreateError; see WaitError.
 func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 	if p.withUsed.Load() {
 		if l, ok := p.held(ctx); ok {
@@ -74,8 +76,9 @@ func (p *Pool[T]) Acquire(ctx context.Context) (Lease[T], error) {
 }
 
 // TryAcquire takes an idle object if one is ready, and otherwise fails at
-// once with ErrWouldBlock. When it fails and the pool has room, it asks for
-// a new object, so that a later take finds one.
+// once with ErrWouldBlock, which wraps the latest *CreateError too while
+// creates are failing. When it fails and the pool has room, it asks for a
+// new object, so that a later take finds one.
 func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 	s, seq, err := p.tryAcquire()
 	if s == nil {
@@ -171,7 +174,7 @@ func (p *core) acquire(ctx context.Context) (*slot, uint32, error) {
 	if done := ctx.Done(); done != nil {
 		select {
 		case <-done:
-			return nil, 0, p.waitError(ctx, 0, p.stats.createErrors.Load())
+			return nil, 0, p.waitError(ctx, 0)
 		default:
 		}
 	}
@@ -197,7 +200,7 @@ func (p *core) tryAcquire() (*slot, uint32, error) {
 	if int(p.total.Load()) < p.cfg.MaxObjects {
 		p.post(message{kind: msgWarm})
 	}
-	return nil, 0, ErrWouldBlock
+	return nil, 0, p.unserved(ErrWouldBlock)
 }
 
 // startAsync counts an asynchronous take in, unless the pool is closing.
@@ -229,10 +232,9 @@ func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
 		p.waiters.put(w)
 		p.stats.emptyAcquires.Add(1)
 		p.stats.exhausted.Add(1)
-		return nil, 0, ErrPoolExhausted
+		return nil, 0, p.unserved(ErrPoolExhausted)
 	}
 	w.since = p.since()
-	w.createErrs = p.stats.createErrors.Load()
 	p.enqueueLocked(w)
 	// An object may have gone idle between takeIdle and enqueueLocked.
 	p.serveIdleLocked()
@@ -330,7 +332,7 @@ func (p *core) finishWait(w *waiter, err error) error {
 
 // giveUp ends a wait whose context ended, with a WaitError.
 func (p *core) giveUp(ctx context.Context, w *waiter) error {
-	err := p.waitError(ctx, time.Duration(p.since()-w.since), w.createErrs)
+	err := p.waitError(ctx, time.Duration(p.since()-w.since))
 	if errors.Is(err, ErrTimeout) {
 		p.stats.timeouts.Add(1)
 	} else {
@@ -339,7 +341,7 @@ func (p *core) giveUp(ctx context.Context, w *waiter) error {
 	return p.finishWait(w, err)
 }
 
-func (p *core) waitError(ctx context.Context, waited time.Duration, createErrs int64) error {
+func (p *core) waitError(ctx context.Context, waited time.Duration) error {
 	c := p.census()
 	e := &WaitError{
 		Waited:  waited,
@@ -349,12 +351,20 @@ func (p *core) waitError(ctx context.Context, waited time.Duration, createErrs i
 		Waiting: int(p.waiting.Load()) + 1,
 		Err:     ctx.Err(),
 	}
-	if p.stats.createErrors.Load() != createErrs {
-		if le := p.stats.lastCreateErr.Load(); le != nil {
-			e.LastCreateErr = *le
-		}
+	if ce := p.createErr.Load(); ce != nil {
+		e.LastCreateErr = ce
 	}
 	return e
+}
+
+// unserved returns err, why a take ends without an object, wrapping the
+// latest create error while creates are failing: a full queue or no idle
+// object is then a symptom, and the create error its cause.
+func (p *core) unserved(err error) error {
+	if ce := p.createErr.Load(); ce != nil {
+		return fmt.Errorf("%w; last create error: %w", err, ce)
+	}
+	return err
 }
 
 func (p *core) close(ctx context.Context) error {

@@ -82,7 +82,6 @@ type counters struct {
 	created        atomic.Int64
 	createErrors   atomic.Int64
 	createTimeouts atomic.Int64
-	lastCreateErr  atomic.Pointer[error]
 	tests          atomic.Int64
 	destroyed      [numCauses]atomic.Int64
 	leaks          atomic.Int64

@@ -23,7 +23,6 @@ type waiter struct {
 	queued     bool
 	woken      bool  // a wake-up is in ch, or being acted on
 	since      int64 // Pool.since() when the wait began
-	createErrs int64 // the pool's create error count when the wait began
 }
 
 // A handoff is what a waiter receives: a slot handed out to it, a wake-up

@@ -3,6 +3,7 @@ package pgpool
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/url"
 	"slices"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/testenv"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // A fault test that stops the server stops a private cluster of its own;
@@ -56,6 +58,29 @@ func TestFaultRestart(t *testing.T) {
 	load.Stop()
 	load.Check(t)
 	checkNoSlotLost(t, p)
+}
+
+// TestFaultOutageRecovery stops PostgreSQL for 2s under 64 clients with 1s
+// deadlines on a pool of 16, and starts it again: the pool must try about
+// ten connections a second meanwhile, not hammer the server, and serve the
+// calls that were waiting when it came back. docs/benchmarks.md reports
+// its figures, with the peers'.
+func TestFaultOutageRecovery(t *testing.T) {
+	srv := testenv.PrivatePostgres(t)
+	testenv.CheckGoroutines(t)
+	o := testenv.Outage{Clients: 64, Size: 16, Deadline: time.Second, Down: 2 * time.Second}
+	r := testenv.MeasureOutage(t, srv, o, func(dial testenv.DialFunc) (func(context.Context) error, func()) {
+		p := newPGPool(t, srv.DSN(), testName(), func(c *Config) {
+			c.Pool.MaxObjects, c.Pool.Logger = o.Size, slog.New(slog.DiscardHandler)
+			c.ConnConfig.DialFunc = pgconn.DialFunc(dial)
+		})
+		return func(ctx context.Context) error {
+			var one int
+			return p.QueryRow(ctx, "SELECT 1").Scan(&one)
+		}, nil
+	})
+	t.Log(r)
+	r.Check(t)
 }
 
 // TestFaultTerminateBackend ends the pool's idle sessions from the server

@@ -3,6 +3,7 @@ package redispool
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -56,6 +57,35 @@ func TestFaultRestart(t *testing.T) {
 	load.Check(t)
 	checkNoSlotLost(t, p)
 	p.Do(context.Background(), "DEL", name)
+}
+
+// TestFaultOutageRecovery stops Redis for 2s under 64 clients with 1s
+// deadlines on a pool of 16, and starts it again: the pool must try about
+// ten connections a second meanwhile, not hammer the server, and serve the
+// calls that were waiting when it came back. docs/benchmarks.md reports
+// its figures, with the peers'.
+func TestFaultOutageRecovery(t *testing.T) {
+	srv := testenv.PrivateRedis(t)
+	testenv.CheckGoroutines(t)
+	name := testName(t)
+	o := testenv.Outage{Clients: 64, Size: 16, Deadline: time.Second, Down: 2 * time.Second}
+	r := testenv.MeasureOutage(t, srv, o, func(dial testenv.DialFunc) (func(context.Context) error, func()) {
+		p, err := New(Config{
+			Addr:        srv.Addr(),
+			Dial:        dial,
+			DialOptions: []redis.DialOption{redis.DialClientName(name)},
+			Pool:        actorpool.Config{MaxObjects: o.Size, Logger: slog.New(slog.DiscardHandler)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(ctx context.Context) error {
+			_, err := p.Do(ctx, "INCR", name)
+			return err
+		}, func() { p.Close(context.Background()) }
+	})
+	t.Log(r)
+	r.Check(t)
 }
 
 // TestFaultClientKill kills the pool's connections from the server side:

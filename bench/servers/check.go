@@ -26,7 +26,7 @@ func Check(ctx context.Context, c Contender, addr string) error {
 		goroutines = 32
 		rounds     = 25
 	)
-	p, err := c.New(addr, size)
+	p, err := c.New(addr, size, nil)
 	if err != nil {
 		return fmt.Errorf("%s: New: %w", c.Name, err)
 	}

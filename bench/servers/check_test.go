@@ -109,7 +109,7 @@ func TestCheckCatchesBrokenPools(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Contender{Name: "fake", Server: tt.server, New: func(string, int) (Pool, error) { return tt.pool(), nil }}
+			c := Contender{Name: "fake", Server: tt.server, New: func(string, int, Dialer) (Pool, error) { return tt.pool(), nil }}
 			err := Check(context.Background(), c, "unused")
 			switch {
 			case tt.want == "" && err != nil:

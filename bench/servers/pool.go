@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 
@@ -87,9 +88,15 @@ type Contender struct {
 	Ours bool
 	// New returns a pool of size connections to the server at addr (a URL
 	// for PostgreSQL, host:port for Redis), a PostgresPool or a RedisPool
-	// as Server says. It connects to nothing yet.
-	New func(addr string, size int) (Pool, error)
+	// as Server says, that opens its connections with dial, or as its
+	// library does by default when dial is nil. It connects to nothing
+	// yet.
+	New func(addr string, size int, dial Dialer) (Pool, error)
 }
+
+// A Dialer opens a network connection, as net.Dialer.DialContext does: the
+// outage measurement gives one to count a pool's connection attempts.
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // All returns every pool under comparison: for PostgreSQL pgpool, pgxpool
 // and sql, then for Redis redispool, go-redis and redigo; ours first.

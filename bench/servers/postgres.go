@@ -8,8 +8,9 @@ import (
 
 	"github.com/actorpool/actorpool/pgpool"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // The queries of the PostgreSQL cells.
@@ -130,12 +131,13 @@ type pgpoolPool struct{ p *pgpool.Pool }
 
 // newPgpool returns a pgpool.Pool of size connections, every other setting
 // at the defaults ParseConfig gives, which are pgxpool's.
-func newPgpool(dsn string, size int) (Pool, error) {
+func newPgpool(dsn string, size int, dial Dialer) (Pool, error) {
 	cfg, err := pgpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Pool.MaxObjects = size
+	setDial(cfg.ConnConfig, dial)
 	p, err := pgpool.NewWithConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -163,12 +165,13 @@ type pgxPool struct{ p *pgxpool.Pool }
 
 // newPgxpool returns a pgxpool.Pool with MaxConns size, every other
 // setting at its default.
-func newPgxpool(dsn string, size int) (Pool, error) {
+func newPgxpool(dsn string, size int, dial Dialer) (Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	cfg.MaxConns = int32(size)
+	setDial(cfg.ConnConfig, dial)
 	p, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, err
@@ -198,14 +201,28 @@ type sqlPool struct{ db *sql.DB }
 // MaxIdleConns both size: the default of two idle connections would have
 // it close and reopen connections all the time, which is not what a tuned
 // service runs.
-func newSQL(dsn string, size int) (Pool, error) {
-	db, err := sql.Open("pgx", dsn)
+func newSQL(dsn string, size int, dial Dialer) (Pool, error) {
+	db, err := openSQL(dsn, dial)
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(size)
 	db.SetMaxIdleConns(size)
 	return &sqlPool{db: db}, nil
+}
+
+// openSQL opens dsn with pgx's driver: by its name, as most programs do,
+// or, to give it a dialer, through a connector over a config of its own.
+func openSQL(dsn string, dial Dialer) (*sql.DB, error) {
+	if dial == nil {
+		return sql.Open("pgx", dsn)
+	}
+	cc, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	setDial(cc, dial)
+	return stdlib.OpenDB(*cc), nil
 }
 
 func (a *sqlPool) Select1(ctx context.Context) (int, error) {
@@ -234,3 +251,11 @@ func (a *sqlPool) Warm(ctx context.Context, n int) error {
 
 func (a *sqlPool) Open() int    { return a.db.Stats().OpenConnections }
 func (a *sqlPool) Close() error { return a.db.Close() }
+
+// setDial has pgx open the connections of cc with dial, when dial is not
+// nil.
+func setDial(cc *pgx.ConnConfig, dial Dialer) {
+	if dial != nil {
+		cc.DialFunc = pgconn.DialFunc(dial)
+	}
+}

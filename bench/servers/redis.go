@@ -63,8 +63,8 @@ type redispoolPool struct{ p *redispool.Pool }
 
 // newRedispool returns a redispool.Pool of size connections, every other
 // setting at its default.
-func newRedispool(addr string, size int) (Pool, error) {
-	p, err := redispool.New(redispool.Config{Addr: addr, Pool: actorpool.Config{MaxObjects: size}})
+func newRedispool(addr string, size int, dial Dialer) (Pool, error) {
+	p, err := redispool.New(redispool.Config{Addr: addr, Dial: dial, Pool: actorpool.Config{MaxObjects: size}})
 	if err != nil {
 		return nil, err
 	}
@@ -116,10 +116,11 @@ type goRedisPool struct{ c *goredis.Client }
 // on such a server. Left at auto, connections opened at once through
 // Client.Conn, as Warm opens them, race on that switch in go-redis v9.23.0
 // (a data race the race detector reports, in go-redis's initConn).
-func newGoRedis(addr string, size int) (Pool, error) {
+func newGoRedis(addr string, size int, dial Dialer) (Pool, error) {
 	return &goRedisPool{c: goredis.NewClient(&goredis.Options{
 		Addr:                     addr,
 		PoolSize:                 size,
+		Dialer:                   dial,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	})}, nil
 }
@@ -159,9 +160,13 @@ type redigoPool struct{ p *redigo.Pool }
 // a Get beyond the size waits as the other pools do instead of failing,
 // and MaxIdle size, whose default of zero would close every connection
 // given back.
-func newRedigo(addr string, size int) (Pool, error) {
+func newRedigo(addr string, size int, dial Dialer) (Pool, error) {
+	var opts []redigo.DialOption
+	if dial != nil {
+		opts = append(opts, redigo.DialContextFunc(dial))
+	}
 	return &redigoPool{p: &redigo.Pool{
-		DialContext: func(ctx context.Context) (redigo.Conn, error) { return redigo.DialContext(ctx, "tcp", addr) },
+		DialContext: func(ctx context.Context) (redigo.Conn, error) { return redigo.DialContext(ctx, "tcp", addr, opts...) },
 		MaxIdle:     size,
 		MaxActive:   size,
 		Wait:        true,

@@ -168,7 +168,7 @@ func Run(b *testing.B, c Contender, cell Cell, addr string) {
 	if c.Server != cell.Op.Server {
 		b.Fatalf("%s is a %v pool; cell %s is for %v", c.Name, c.Server, cell.Name(), cell.Op.Server)
 	}
-	p, err := c.New(addr, Size)
+	p, err := c.New(addr, Size, nil)
 	if err != nil {
 		b.Fatalf("%s: %v", c.Name, err)
 	}

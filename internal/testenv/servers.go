@@ -1,8 +1,11 @@
 package testenv
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -153,6 +156,33 @@ func (s *PGServer) DSN() string {
 
 // Addr returns the cluster's host:port.
 func (s *PGServer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Ready reports whether the cluster accepts a session now: it answers a
+// startup message by authenticating. A starting cluster accepts TCP
+// connections some 100ms before that, and answers them with "the database
+// system is starting up".
+func (s *PGServer) Ready() bool {
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	// A StartupMessage: length, protocol 3.0, then the parameters.
+	params := "user\x00postgres\x00database\x00postgres\x00\x00"
+	msg := binary.BigEndian.AppendUint32(nil, uint32(8+len(params)))
+	msg = binary.BigEndian.AppendUint32(msg, 3<<16)
+	msg = append(msg, params...)
+	if _, err := c.Write(msg); err != nil {
+		return false
+	}
+	kind := make([]byte, 1)
+	if _, err := io.ReadFull(c, kind); err != nil || kind[0] != 'R' {
+		return false
+	}
+	c.Write([]byte{'X', 0, 0, 0, 4}) // Terminate
+	return true
+}
 
 // Start starts the cluster and waits until it accepts connections.
 func (s *PGServer) Start() {
@@ -312,6 +342,21 @@ func PrivateRedis(t testing.TB) *RedisServer {
 
 // Addr returns the server's host:port.
 func (s *RedisServer) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Ready reports whether the server answers a PING now.
+func (s *RedisServer) Ready() bool {
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return err == nil && line == "+PONG\r\n"
+}
 
 // Start starts the server and waits until it accepts connections.
 func (s *RedisServer) Start() {
