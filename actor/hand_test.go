@@ -327,11 +327,12 @@ func TestElasticWorkersTakeFromRun(t *testing.T) {
 }
 
 // TestStopWithStolenHand checks Stop while one worker runs the slow first
-// task of its hand and the other, having stolen the next tasks of that hand,
-// runs another slow one: both are abandoned (each worker's current task is
-// found, although the thief moved on the holder's next task), the tasks not
-// yet started of both hands and of the mailbox are dead-lettered as queued,
-// and every task ends exactly once.
+// task of its hand and the other, having stolen the next tasks of that hand
+// (after its own hand, and before the newer tasks left in the mailbox), runs
+// another slow one: both are abandoned (each worker's current task is found,
+// although the thief moved on the holder's next task), the tasks not yet
+// started of both hands and of the mailbox are dead-lettered as queued, and
+// every task ends exactly once.
 func TestStopWithStolenHand(t *testing.T) {
 	noLeaks(t)
 	const (
