@@ -10,13 +10,13 @@ import "time"
 // a run is at most half of what waits divided by Config's maximum of
 // workers, so that the other workers find tasks in the mailbox too.
 //
-// A run's tasks still wait until they start, and a worker that finds no
-// other task takes them: it steals the first half of those not yet started
-// from the hand whose next task is the oldest, as a hand of its own. So no
-// task waits behind a slow one while a worker is idle, and a worker never
-// parks while a hand holds a task not yet started: it looks for one first,
-// under the mutex, and only the mailbox, which is empty while a worker is
-// parked, lends hands.
+// The tasks of a hand are not the holder's alone: a worker whose own hand
+// is done, before it looks in the mailbox, whose tasks came later, steals
+// the first half of the tasks not yet started of the hand whose next task
+// is the oldest, as a hand of its own. So no task waits behind a slow one
+// while another worker is free, and a worker never parks while a hand holds
+// a task not yet started: it looks for one first, under the mutex, and only
+// the mailbox, which is empty while a worker is parked, lends hands.
 //
 // What the worker does without the mutex goes through one atomic word,
 // worker.counts: the tasks of its hand it completed and has not yet added to
@@ -76,7 +76,7 @@ func (a *Actor[T]) lendLocked(w *worker[T]) bool {
 
 // stealLocked makes w, which holds no hand, the holder of the first half of
 // the tasks not yet started of the hand whose next task is the oldest,
-// unless no retry is ready to go first or no hand has a task to start. It
+// unless a retry is ready to go first or no hand has a task to start. It
 // reports whether it did.
 func (a *Actor[T]) stealLocked(w *worker[T]) bool {
 	if len(a.hands) == 0 || a.ready.n > 0 {
