@@ -51,6 +51,7 @@ type Actor[T any] struct {
 	retries    map[*retry[T]]struct{} // retries waiting for their backoff
 	senders    senderList[T]          // sends waiting for room, first come first served
 	idle       []*worker[T]           // parked workers; the last parked is woken first
+	hands      []*worker[T]           // workers holding a hand (see hand.go)
 	workers    map[*worker[T]]struct{}
 	starting   int // workers started that have not yet looked for a task
 	busy       int // workers in a handler

@@ -22,7 +22,10 @@
 // of them at once — at most half its share of the queue — and works through
 // it without contending with the senders for the mailbox; with several
 // workers, tasks then start in an order that is close to, not exactly, the
-// order sent. A task taken that way counts in Stats.Queued until it starts.
+// order sent. A task taken that way counts in Stats.Queued until it starts,
+// and does not wait behind a slow one: a worker that has no task of its own
+// takes the first half of those not yet started from the run whose next
+// task is the oldest, before it looks in the mailbox.
 //
 // # Failures
 //

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -245,4 +246,153 @@ func seq(from, to int) []int {
 		s = append(s, i)
 	}
 	return s
+}
+
+// behindSlowTask holds every worker of a new actor made with cfg on a task
+// of its own, queues a slow task and then quick ones behind it, and lets the
+// workers go: the first to reach the mailbox takes the slow task first, and
+// with it, if it takes a run, quick ones that must not wait for it. Once
+// nothing else can move, every quick task must have completed while the slow
+// one runs, and Close, whose deadline the slow one outlasts, must
+// dead-letter the slow task alone.
+func behindSlowTask(t *testing.T, cfg Config[int], workers int) {
+	const quick = 200
+	synctest.Test(t, func(t *testing.T) {
+		sink := NewRingSink[int](quick)
+		gate, gated := make(chan struct{}), make(chan struct{})
+		cfg.DeadLetters = sink
+		cfg.OnError = func(*TaskError) {}
+		a := newActor(t, "slow", func(ctx context.Context, task Task[int]) error {
+			switch {
+			case task.Payload < 0: // holds a worker until the quick tasks are queued
+				gated <- struct{}{}
+				<-gate
+			case task.Payload == 0: // the slow task: it ends only when cancelled
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		}, cfg)
+		for i := range workers {
+			if err := a.Send(t.Context(), -1-i); err != nil {
+				t.Fatal(err)
+			}
+			<-gated
+		}
+		for i := range quick + 1 {
+			if err := a.Send(t.Context(), i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(gate)
+		synctest.Wait()
+
+		s := a.Stats()
+		conserved(t, s)
+		if want := uint64(workers + quick); s.Completed != want || s.Queued != 0 || s.Running != 1 {
+			t.Errorf("with the slow task running: Completed %d, Queued %d, Running %d; want %d, 0, 1 (%d workers, %d idle)",
+				s.Completed, s.Queued, s.Running, want, s.Workers, s.Idle)
+		}
+		if s.Workers != workers || s.Idle != workers-1 {
+			t.Errorf("with the slow task running: %d workers, %d idle; want %d and %d", s.Workers, s.Idle, workers, workers-1)
+		}
+
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		err := a.Close(ctx)
+		var de *DrainError
+		if !errors.As(err, &de) || de.Queued != 0 || de.InFlight != 1 {
+			t.Errorf("Close = %v; want a DrainError with 0 queued and 1 in flight", err)
+		}
+		if got := payloads(t, sink); !slices.Equal(got, []int{0}) {
+			t.Errorf("Close dead-lettered %d tasks %v; want the slow task alone", len(got), got)
+		}
+		conserved(t, a.Stats())
+	})
+}
+
+// TestIdleWorkerTakesFromRun checks that a worker with nothing to do starts
+// the tasks waiting in another worker's run, behind a slow task.
+func TestIdleWorkerTakesFromRun(t *testing.T) {
+	noLeaks(t)
+	behindSlowTask(t, Config[int]{Workers: 2}, 2)
+}
+
+// TestElasticWorkersTakeFromRun checks the same of an elastic actor, which
+// grows from one worker to four as the tasks queue: the workers it grew run
+// the tasks of the slow task's run.
+func TestElasticWorkersTakeFromRun(t *testing.T) {
+	noLeaks(t)
+	behindSlowTask(t, Config[int]{MinWorkers: 1, MaxWorkers: 4}, 4)
+}
+
+// TestStopWithStolenHand checks Stop while one worker runs the slow first
+// task of its hand and the other, having stolen the next tasks of that hand
+// (after its own hand, and before the newer tasks left in the mailbox), runs
+// another slow one: both are abandoned (each worker's current task is found,
+// although the thief moved on the holder's next task), the tasks not yet
+// started of both hands and of the mailbox are dead-lettered as queued, and
+// every task ends exactly once.
+func TestStopWithStolenHand(t *testing.T) {
+	noLeaks(t)
+	const (
+		tasks  = 200
+		stolen = 5 // the second slow task, which the thief runs
+	)
+	synctest.Test(t, func(t *testing.T) {
+		sink := NewRingSink[int](tasks + 1)
+		gate, gated, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		var completed record[int]
+		a := newActor(t, "stolen", func(_ context.Context, task Task[int]) error {
+			switch task.Payload {
+			case -1, -2:
+				gated <- struct{}{}
+				<-gate
+			case 0, stolen:
+				<-release // ignores its context, so Stop abandons it
+			}
+			completed.add(task.Payload)
+			return nil
+		}, Config[int]{Workers: 2, DeadLetters: sink, Grace: time.Second, OnError: func(*TaskError) {}})
+		for _, p := range []int{-1, -2} {
+			if err := a.Send(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			<-gated
+		}
+		for i := range tasks + 1 {
+			if err := a.Send(t.Context(), i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(gate)
+		synctest.Wait()
+		if s := a.Stats(); s.Running != 2 || len(completed.get()) != 6 {
+			t.Errorf("before Stop: Running %d, completed %v; want tasks 0 and %d running, -2 to 4 completed", s.Running, completed.get(), stolen)
+		}
+
+		err := a.Stop()
+		done := completed.get() // before the abandoned handlers return
+		close(release)
+		s := a.Stats()
+		conserved(t, s)
+		var de *DrainError
+		if !errors.As(err, &de) || de.InFlight != 2 || de.Abandoned != 2 || de.Queued != tasks+1-2-4 {
+			t.Errorf("Stop = %v; want a DrainError with %d queued and 2 abandoned", err, tasks+1-2-4)
+		}
+		var abandoned []int
+		for _, l := range letters(t, sink) {
+			if errors.Is(l.Err, ErrAbandoned) {
+				abandoned = append(abandoned, l.Task.Payload)
+			}
+		}
+		if !slices.Equal(abandoned, []int{0, stolen}) {
+			t.Errorf("abandoned tasks %v; want [0 %d]", abandoned, stolen)
+		}
+		ended := append(done, payloads(t, sink)...)
+		slices.Sort(ended)
+		if want := seq(-2, tasks); !slices.Equal(ended, want) {
+			t.Errorf("tasks ended (completed or dead-lettered): %v; want each of -2..%d once", ended, tasks)
+		}
+	})
 }

@@ -30,9 +30,9 @@ type worker[T any] struct {
 	goexit    *PanicError  // set when the handler called runtime.Goexit
 
 	// A run of the mailbox lent to the worker (see hand.go): the slots
-	// [handEnd-left, handEnd) of hand are its tasks not yet started, where
-	// left is counted in counts. handCur is the slot of the current task,
-	// as halt found it.
+	// [next, handEnd) of hand are its tasks not yet started, where next is
+	// kept in counts. handCur is the slot of the current task, as halt
+	// found it.
 	hand    *chunk[envelope[T]]
 	handEnd int
 	handCur int
@@ -66,7 +66,11 @@ func (a *Actor[T]) spawnLocked() *worker[T] {
 }
 
 // growLocked starts a worker when tasks wait that no worker is on its way to
-// take and the actor may grow.
+// take and the actor may grow. It need not count the tasks waiting in
+// hands: a worker takes from the mailbox only when no hand has a task to
+// start, and a hand leaves more tasks in the mailbox than the actor may
+// have workers (see lendLocked), so while a hand has a task to start, the
+// mailbox alone has more tasks than workers on their way.
 func (a *Actor[T]) growLocked() {
 	if len(a.workers) < a.set.max && a.box.len()+a.ready.n > a.starting {
 		a.spawnLocked()
@@ -200,10 +204,13 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 }
 
 // takeLocked makes w's next task its current one, and reports whether there
-// was one: the next of w's hand, the first of a new hand, or else the task
-// popLocked takes, whose sender it returns.
+// was one: the next of w's hand, the first of a hand stolen from another
+// worker or lent by the mailbox, or else the task popLocked takes, whose
+// sender it returns. After w's own hand, a retry that is ready goes first,
+// then the tasks of the hands, which were queued before those left in the
+// mailbox.
 func (a *Actor[T]) takeLocked(w *worker[T]) (*sender[T], bool) {
-	if a.handLocked(w) || a.lendLocked(w) {
+	if a.handLocked(w) || a.stealLocked(w) || a.lendLocked(w) {
 		return nil, true
 	}
 	s, ok := a.popLocked(&w.cur)
