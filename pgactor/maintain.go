@@ -1,0 +1,98 @@
+package pgactor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Maintenance keeps the tables small. Every task inserts, updates and
+// deletes rows, and every counter increment inserts one, so the tables
+// hold dead row versions that only VACUUM makes room from; a server with
+// autovacuum on does it by itself, one with it off (or too slow for a
+// queue's churn) grows its tables without end. So every
+// defaultMaintainEach one process — elected by a one-row UPDATE that a
+// second process waits for and then finds done — folds the counters'
+// increments into one row per actor and vacuums each of the schema's
+// tables whose dead rows exceed vacuumMinDead and a fifth of its live
+// ones.
+const (
+	defaultMaintainEach = time.Second
+	vacuumMinDead       = 1000
+)
+
+// maintainLoop is the maintenance goroutine.
+func (a *Actor[T]) maintainLoop() {
+	defer a.bgWG.Done()
+	t := time.NewTicker(a.set.maintainEach)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			if _, err := a.maintain(ctx); err != nil {
+				a.log.LogAttrs(ctx, slog.LevelWarn, "pgactor: maintenance failed",
+					slog.String("actor", a.name), slog.String("schema", a.set.schema), slog.Any("error", err))
+			}
+			cancel()
+		}
+	}
+}
+
+// maintain runs a round of maintenance if this process wins the election,
+// and returns the tables it vacuumed.
+func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) {
+	var won int
+	err = a.pool.QueryRow(ctx, a.q.maintainElect, a.set.maintainEach.Microseconds()).Scan(&won)
+	if err == pgx.ErrNoRows {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("elect: %w", err)
+	}
+	if _, err := a.pool.Exec(ctx, a.q.fold); err != nil {
+		return nil, fmt.Errorf("fold the counters: %w", err)
+	}
+	if !a.set.vacuum {
+		return nil, nil
+	}
+	return a.vacuum(ctx)
+}
+
+// vacuum vacuums the schema's tables that hold many dead rows.
+func (a *Actor[T]) vacuum(ctx context.Context) ([]string, error) {
+	rows, err := a.pool.Query(ctx, sqlDeadTuples, a.set.schema)
+	if err != nil {
+		return nil, fmt.Errorf("read dead rows: %w", err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		var dead, live int64
+		if err := rows.Scan(&name, &dead, &live); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if dead > vacuumMinDead && dead > live/5 {
+			tables = append(tables, name)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read dead rows: %w", err)
+	}
+	for _, t := range tables {
+		// VACUUM cannot run in a transaction: on its own, it runs in
+		// none. ANALYZE too, since with autovacuum off nothing else
+		// keeps the planner's statistics.
+		if _, err := a.pool.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{a.set.schema, t}.Sanitize()); err != nil {
+			return nil, fmt.Errorf("vacuum %s.%s: %w", a.set.schema, t, err)
+		}
+	}
+	return tables, nil
+}
