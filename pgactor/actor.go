@@ -126,7 +126,7 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 
 		fetcherExit: make(chan struct{}),
 		keeperExit:  make(chan struct{}),
-		leases:  make(map[int64]*run[T]),
+		leases:      make(map[int64]*run[T]),
 	}
 	if a.codec == nil {
 		a.codec = JSON[T]{}

@@ -89,6 +89,6 @@ type settling struct {
 	id       int64
 	runs     int32
 	giveBack bool
-	deadline time.Time // past it, the lease is likely another's: stop retrying
+	deadline time.Time  // past it, the lease is likely another's: stop retrying
 	reply    chan error // a completion's outcome: nil once its row is deleted, errRefused, or the error
 }
