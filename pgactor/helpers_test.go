@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -187,3 +189,12 @@ func (r *rig) count(sql string, args ...any) int {
 }
 
 var _ = pgx.ErrNoRows
+
+func netSplit(addr string) (string, uint16, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	return host, uint16(n), err
+}
