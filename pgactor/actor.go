@@ -40,19 +40,19 @@ type Actor[T any] struct {
 	notifier notifier
 	unlisten func() // ends the subscription to the schema's listener; nil without one
 
-	closed atomic.Bool    // Close has begun: sends fail
-	stop   chan struct{}  // closed by Close: the fetcher and maintenance stop
-	wake   chan struct{}  // a task may be ready: a notification, a local send, a retry due
-	free   chan struct{}  // a worker became idle
-	tasks  chan *run[T]   // the fetcher's tasks for idle workers
-	done   chan *settling // tasks for the keeper to complete or give back
-	keeper chan struct{}  // closed by Close once the workers are done: the keeper stops
+	closed   atomic.Bool       // Close has begun: sends fail
+	stop     chan struct{}     // closed by Close: the pump fetches no more, maintenance stops
+	wake     chan struct{}     // a task may be due: a notification, a local send, a retry due
+	free     chan struct{}     // a worker became idle
+	tasks    chan *run[T]      // the pump's tasks for idle workers; closed when it fetches no more
+	done     chan *settling[T] // completions and give-backs for the pump
+	keeper   chan struct{}     // closed by Close once the workers are done: the pump stops
+	pumpExit chan struct{}     // closed as the pump returns
 
-	fetcherExit chan struct{} // closed as the fetcher returns
-	keeperExit  chan struct{} // closed as the keeper returns
+	lastFetched []*run[T] // the pump's last round's tasks; the pump's own
 
 	workerWG sync.WaitGroup // workers
-	bgWG     sync.WaitGroup // fetcher, keeper, maintenance
+	bgWG     sync.WaitGroup // pump, maintenance
 
 	mu           sync.Mutex // guards what follows
 	workers      int        // worker goroutines, counting those the fetcher is starting
@@ -61,7 +61,7 @@ type Actor[T any] struct {
 	nextWorker   int
 	leases       map[int64]*run[T] // tasks this instance holds, by id
 	wakeAt       time.Time         // the earliest retry this instance scheduled, for the fetcher
-	keeperClosed bool              // the keeper takes no more work
+	keeperClosed bool              // the pump takes no more work
 
 	closeOnce sync.Once
 	closeErr  error
@@ -121,12 +121,10 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		wake:    make(chan struct{}, 1),
 		free:    make(chan struct{}, 1),
 		tasks:   make(chan *run[T]),
-		done:    make(chan *settling, set.max+1),
-		keeper:  make(chan struct{}),
-
-		fetcherExit: make(chan struct{}),
-		keeperExit:  make(chan struct{}),
-		leases:      make(map[int64]*run[T]),
+		done:     make(chan *settling[T], set.max+1),
+		keeper:   make(chan struct{}),
+		pumpExit: make(chan struct{}),
+		leases:   make(map[int64]*run[T]),
 	}
 	if a.codec == nil {
 		a.codec = JSON[T]{}
@@ -148,9 +146,8 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 			a.idle++
 		}
 		a.mu.Unlock()
-		a.bgWG.Add(2)
-		go a.fetchLoop()
-		go a.keep()
+		a.bgWG.Add(1)
+		go a.pump()
 	}
 	a.bgWG.Add(1)
 	go a.maintainLoop()
@@ -216,13 +213,10 @@ func (a *Actor[T]) shutdown(ctx context.Context) error {
 	return err
 }
 
-// stopWorkers ends the fetcher, the workers and the keeper, in that order,
-// and gives back the tasks still held.
+// stopWorkers ends the workers, then the pump, and gives back the tasks
+// still held. The pump has stopped fetching, and told the idle workers to
+// leave, on seeing a.stop closed.
 func (a *Actor[T]) stopWorkers(ctx context.Context) error {
-	// The fetcher exits at once (its statements are bounded), and only
-	// then are the idle workers told to leave, since it sends to them.
-	<-a.fetcherExit
-	close(a.tasks)
 	idle := make(chan struct{})
 	go func() {
 		a.workerWG.Wait()
@@ -245,7 +239,7 @@ func (a *Actor[T]) stopWorkers(ctx context.Context) error {
 	a.keeperClosed = true
 	a.mu.Unlock()
 	close(a.keeper)
-	<-a.keeperExit
+	<-a.pumpExit
 	return a.giveBackAll()
 }
 

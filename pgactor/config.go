@@ -77,6 +77,10 @@ type Config[T any] struct {
 	// hold many dead rows, for a server whose autovacuum, or a job of its
 	// own, does it. The counters are still folded.
 	DisableVacuum bool
+	// MaintenanceInterval is how often this process offers to maintain the
+	// schema's tables — fold the counters, vacuum what needs it — of which
+	// one process does it each interval; 0 means one second.
+	MaintenanceInterval time.Duration
 }
 
 // Defaults.
@@ -109,7 +113,7 @@ func (c *Config[T]) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    time.Duration
-	}{{"Lease", c.Lease}, {"Heartbeat", c.Heartbeat}, {"PollInterval", c.PollInterval}} {
+	}{{"Lease", c.Lease}, {"Heartbeat", c.Heartbeat}, {"PollInterval", c.PollInterval}, {"MaintenanceInterval", c.MaintenanceInterval}} {
 		if f.v < 0 {
 			bad(f.name, "must be ≥ 0, got %v", f.v)
 		}
@@ -158,7 +162,7 @@ func (c *Config[T]) settings() settings {
 		maxAttempts: max(c.MaxAttempts, 1), backoff: c.Backoff, timeout: c.Timeout, grace: c.Grace,
 		schema: c.Schema, lease: c.Lease, heartbeat: c.Heartbeat, poll: c.PollInterval,
 		fetchBatch: c.FetchBatch, maxLost: c.MaxLost, listen: !c.DisableListen, vacuum: !c.DisableVacuum,
-		maintainEach: defaultMaintainEach,
+		maintainEach: c.MaintenanceInterval,
 	}
 	if c.MaxWorkers > 0 {
 		s.min, s.max = c.MinWorkers, c.MaxWorkers
@@ -188,6 +192,9 @@ func (c *Config[T]) settings() settings {
 	}
 	if s.maxLost == 0 {
 		s.maxLost = defaultMaxLost
+	}
+	if s.maintainEach == 0 {
+		s.maintainEach = defaultMaintainEach
 	}
 	return s
 }

@@ -14,11 +14,12 @@ import (
 // hold dead row versions that only VACUUM makes room from; a server with
 // autovacuum on does it by itself, one with it off (or too slow for a
 // queue's churn) grows its tables without end. So every
-// defaultMaintainEach one process — elected by a one-row UPDATE that a
+// Config.MaintenanceInterval one process — elected by a one-row UPDATE that a
 // second process waits for and then finds done — folds the counters'
-// increments into one row per actor and vacuums each of the schema's
-// tables whose dead rows exceed vacuumMinDead and a fifth of its live
-// ones.
+// increments into one row per actor, vacuums each of the schema's tables
+// whose dead rows exceed vacuumMinDead and a fifth of its live ones, and
+// analyzes those whose changes since their last analysis exceed
+// vacuumMinDead and a tenth of their live rows.
 const (
 	defaultMaintainEach = time.Second
 	vacuumMinDead       = 1000
@@ -64,34 +65,40 @@ func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) 
 	return a.vacuum(ctx)
 }
 
-// vacuum vacuums the schema's tables that hold many dead rows.
+// vacuum vacuums the schema's tables that hold many dead rows, and
+// analyzes those much changed since their last analysis: with autovacuum
+// off, nothing else keeps the planner's statistics.
 func (a *Actor[T]) vacuum(ctx context.Context) ([]string, error) {
 	rows, err := a.pool.Query(ctx, sqlDeadTuples, a.set.schema)
 	if err != nil {
 		return nil, fmt.Errorf("read dead rows: %w", err)
 	}
-	var tables []string
+	var tables, commands []string
 	for rows.Next() {
 		var name string
-		var dead, live int64
-		if err := rows.Scan(&name, &dead, &live); err != nil {
+		var dead, live, changed int64
+		if err := rows.Scan(&name, &dead, &live, &changed); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		if dead > vacuumMinDead && dead > live/5 {
+		table := pgx.Identifier{a.set.schema, name}.Sanitize()
+		switch {
+		case dead > vacuumMinDead && dead > live/5:
 			tables = append(tables, name)
+			commands = append(commands, "VACUUM (ANALYZE) "+table)
+		case changed > vacuumMinDead && changed > live/10:
+			commands = append(commands, "ANALYZE "+table)
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read dead rows: %w", err)
 	}
-	for _, t := range tables {
+	for _, c := range commands {
 		// VACUUM cannot run in a transaction: on its own, it runs in
-		// none. ANALYZE too, since with autovacuum off nothing else
-		// keeps the planner's statistics.
-		if _, err := a.pool.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{a.set.schema, t}.Sanitize()); err != nil {
-			return nil, fmt.Errorf("vacuum %s.%s: %w", a.set.schema, t, err)
+		// none.
+		if _, err := a.pool.Exec(ctx, c); err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
 		}
 	}
 	return tables, nil

@@ -104,6 +104,7 @@ CREATE TABLE {s}.maintenance (
 	last_run timestamptz NOT NULL
 );
 INSERT INTO {s}.maintenance VALUES (1, '-infinity');
+` + fetchFunction + `;
 `,
 }
 

@@ -82,13 +82,3 @@ func (st *taskState) end() pgx.Tx {
 	st.tx = nil
 	return tx
 }
-
-// A settling is work for the keeper: a completion to commit with others,
-// or a lease to give back.
-type settling struct {
-	id       int64
-	runs     int32
-	giveBack bool
-	deadline time.Time  // past it, the lease is likely another's: stop retrying
-	reply    chan error // a completion's outcome: nil once its row is deleted, errRefused, or the error
-}

@@ -8,6 +8,8 @@ package pgactor
 // Every statement that ends or changes a running task matches its lease —
 // id, runs (the fencing token) and owner — so that a worker whose lease
 // has passed to another changes nothing: its statement matches no row.
+// Those that name many tasks also say id = ANY($1), which the planner
+// serves from the primary key even without statistics.
 
 const (
 	// sqlSend inserts one task. $1 actor, $2 type, $3 payload, $4 priority,
@@ -48,8 +50,20 @@ SELECT id`
 	// lease ran out, highest priority first, then by when they became
 	// available, then in the order sent; skips tasks another worker is
 	// taking; gives them lease $4 µs to owner $3. A task taken while
-	// another owner's lease had run out counts as lost.
-	sqlFetch = `WITH picked AS (
+	// another owner's lease had run out counts as lost. It runs in the
+	// function fetchFunction makes, whose plan walks tasks_fetch in order
+	// and stops after $2 rows, whatever the planner's statistics say.
+	sqlFetch = `SELECT * FROM {s}.fetch($1, $2, $3, $4)`
+
+	// fetchFunction is the body of {s}.fetch. It sorts nothing: without
+	// statistics — a table filled faster than ANALYZE runs, on a server
+	// whose autovacuum is off — the planner would guess few rows due and
+	// sort them all, every fetch, rather than read the index in order.
+	fetchFunction = `CREATE FUNCTION {s}.fetch(p_actor text, p_limit integer, p_owner text, p_lease_us bigint)
+RETURNS TABLE (task_id bigint, task_type text, task_payload bytea, task_enqueued timestamptz,
+	task_attempt integer, task_runs integer, task_lost integer, task_canceled boolean)
+LANGUAGE sql VOLATILE SET enable_sort = off AS $$
+WITH picked AS (
 	SELECT id, owner IS NOT NULL AS was_lost FROM {s}.tasks
 	WHERE actor = $1 AND available_at <= now()
 	ORDER BY priority DESC, available_at, id
@@ -58,19 +72,20 @@ SELECT id`
 ), upd AS (
 	UPDATE {s}.tasks t SET owner = $3, runs = t.runs + 1, attempt = t.attempt + 1,
 		lost = t.lost + picked.was_lost::int, started_at = now(),
-		available_at = now() + $4::bigint * interval '1 microsecond'
+		available_at = now() + $4 * interval '1 microsecond'
 	FROM picked WHERE t.id = picked.id
 	RETURNING t.id, t.type, t.payload, t.enqueued_at, t.attempt, t.runs, t.lost, t.canceled, picked.was_lost
 ), c AS (
 	INSERT INTO {s}.counts (actor, lost) SELECT $1, count(*) FROM upd WHERE was_lost HAVING count(*) > 0
 )
-SELECT id, type, payload, enqueued_at, attempt, runs, lost, canceled FROM upd`
+SELECT id, type, payload, enqueued_at, attempt, runs, lost, canceled FROM upd
+$$`
 
 	// sqlComplete deletes the completed tasks ($1 ids, $2 runs) still
 	// leased to owner $3, counts them for actor $4, and returns their ids.
 	sqlComplete = `WITH d AS (
 	DELETE FROM {s}.tasks t USING unnest($1::bigint[], $2::int[]) AS u(id, runs)
-	WHERE t.id = u.id AND t.runs = u.runs AND t.owner = $3
+	WHERE t.id = ANY($1) AND t.id = u.id AND t.runs = u.runs AND t.owner = $3
 	RETURNING t.id
 ), c AS (
 	INSERT INTO {s}.counts (actor, completed) SELECT $4, count(*) FROM d HAVING count(*) > 0
@@ -116,14 +131,14 @@ SELECT count(*) FROM d`
 	// $3 still holds, and returns them with whether each was canceled.
 	sqlHeartbeat = `UPDATE {s}.tasks t SET available_at = now() + $4::bigint * interval '1 microsecond'
 FROM unnest($1::bigint[], $2::int[]) AS u(id, runs)
-WHERE t.id = u.id AND t.runs = u.runs AND t.owner = $3
+WHERE t.id = ANY($1) AND t.id = u.id AND t.runs = u.runs AND t.owner = $3
 RETURNING t.id, t.canceled`
 
 	// sqlGiveBack releases the leases ($1 ids, $2 runs) of owner $3 so that
 	// the tasks can be taken at once, without charging the attempt.
 	sqlGiveBack = `UPDATE {s}.tasks t SET owner = NULL, available_at = now(), attempt = t.attempt - 1
 FROM unnest($1::bigint[], $2::int[]) AS u(id, runs)
-WHERE t.id = u.id AND t.runs = u.runs AND t.owner = $3`
+WHERE t.id = ANY($1) AND t.id = u.id AND t.runs = u.runs AND t.owner = $3`
 
 	// sqlNotify wakes the listeners of actor $2 on channel $1.
 	sqlNotify = `SELECT pg_notify($1, $2)`
@@ -222,5 +237,5 @@ FROM d GROUP BY actor`
 
 	// sqlDeadTuples lists the schema's tables with their dead and live
 	// rows, as the statistics collector last counted them.
-	sqlDeadTuples = `SELECT relname, n_dead_tup, n_live_tup FROM pg_stat_user_tables WHERE schemaname = $1`
+	sqlDeadTuples = `SELECT relname, n_dead_tup, n_live_tup, n_mod_since_analyze FROM pg_stat_user_tables WHERE schemaname = $1`
 )

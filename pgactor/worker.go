@@ -39,8 +39,9 @@ func (a *Actor[T]) work(name string, r *run[T]) {
 					break
 				}
 			}
-			a.execute(name, r)
-			r = nil
+			if r = a.execute(name, r); r != nil {
+				continue
+			}
 			a.mu.Lock()
 			a.busy--
 			a.idle++
@@ -114,20 +115,22 @@ func (a *Actor[T]) afterGoexit(name string, r *run[T]) {
 }
 
 // execute runs r's handler once and settles the outcome in the database.
-func (a *Actor[T]) execute(worker string, r *run[T]) {
+// It returns the worker's next task when the round that committed the
+// completion took one for it.
+func (a *Actor[T]) execute(worker string, r *run[T]) *run[T] {
 	defer r.cancel(nil)
 	switch {
 	case r.canceled:
 		a.deadLetter(worker, r, ReasonCanceled, nil, 1)
-		return
+		return nil
 	case r.lost > a.set.maxLost:
 		a.deadLetter(worker, r, ReasonLost, nil, 1)
-		return
+		return nil
 	}
 	payload, err := a.codec.Decode(r.payload)
 	if err != nil {
 		a.deadLetter(worker, r, ReasonUndecodable, &DecodeError{Actor: a.name, ID: uint64(r.id), Type: r.typ, Err: err}, 1)
-		return
+		return nil
 	}
 	ctx := r.ctx
 	if a.set.timeout > 0 {
@@ -140,7 +143,7 @@ func (a *Actor[T]) execute(worker string, r *run[T]) {
 	cause := context.Cause(r.ctx)
 	switch {
 	case err == nil:
-		a.complete(worker, r)
+		return a.complete(worker, r)
 	case cause == ErrLeaseLost:
 		// Another worker may hold the task now: nothing this one does
 		// with it would be accepted.
@@ -158,6 +161,7 @@ func (a *Actor[T]) execute(worker string, r *run[T]) {
 	default:
 		a.fail(worker, r, err)
 	}
+	return nil
 }
 
 // call runs the handler, turning a panic into an *actor.PanicError. A
