@@ -40,8 +40,10 @@ type Actor[T any] struct {
 	notifier notifier
 	unlisten func() // ends the subscription to the schema's listener; nil without one
 
-	closed   atomic.Bool       // Close has begun: sends fail
-	stop     chan struct{}     // closed by Close: the pump fetches no more, maintenance stops
+	closed   atomic.Bool     // Close has begun: sends fail
+	stop     chan struct{}   // closed by Close: the pump fetches no more, maintenance stops
+	stopCtx  context.Context // ends when stop is closed
+	stopNow  context.CancelFunc
 	wake     chan struct{}     // a task may be due: a notification, a local send, a retry due
 	free     chan struct{}     // a worker became idle
 	tasks    chan *run[T]      // the pump's tasks for idle workers; closed when it fetches no more
@@ -126,6 +128,7 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		pumpExit: make(chan struct{}),
 		leases:   make(map[int64]*run[T]),
 	}
+	a.stopCtx, a.stopNow = context.WithCancel(context.Background())
 	if a.codec == nil {
 		a.codec = JSON[T]{}
 	}
@@ -201,6 +204,7 @@ func (a *Actor[T]) Close(ctx context.Context) error {
 func (a *Actor[T]) shutdown(ctx context.Context) error {
 	a.closed.Store(true)
 	close(a.stop)
+	a.stopNow()
 	var err error
 	if a.handler != nil {
 		err = a.stopWorkers(ctx)

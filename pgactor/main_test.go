@@ -14,6 +14,9 @@ import (
 // message. Run as a chaos worker (see chaos_test.go), it is that worker.
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if schema := os.Getenv(chaosEnv); schema != "" {
+		chaosWorker(schema)
+	}
 	if os.Getenv(testenv.PostgresVar) == "" {
 		skip := "^Example"
 		if s := flag.Lookup("test.skip").Value.String(); s != "" {

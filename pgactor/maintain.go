@@ -14,8 +14,9 @@ import (
 // hold dead row versions that only VACUUM makes room from; a server with
 // autovacuum on does it by itself, one with it off (or too slow for a
 // queue's churn) grows its tables without end. So every
-// Config.MaintenanceInterval one process — elected by a one-row UPDATE that a
-// second process waits for and then finds done — folds the counters'
+// Config.MaintenanceInterval one process — elected by a one-row UPDATE that
+// a second process waits for and then finds done, and that no other
+// process wins until the first has finished — folds the counters'
 // increments into one row per actor, vacuums each of the schema's tables
 // whose dead rows exceed vacuumMinDead and a fifth of its live ones, and
 // analyzes those whose changes since their last analysis exceed
@@ -23,6 +24,7 @@ import (
 const (
 	defaultMaintainEach = time.Second
 	vacuumMinDead       = 1000
+	maintainTimeout     = time.Minute // bounds a round, and the elected process's turn
 )
 
 // maintainLoop is the maintenance goroutine.
@@ -35,11 +37,14 @@ func (a *Actor[T]) maintainLoop() {
 		case <-a.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			if _, err := a.maintain(ctx); err != nil {
+			// Close does not wait for a VACUUM: the server finishes it.
+			ctx, cancel := context.WithTimeout(context.Background(), maintainTimeout)
+			stop := context.AfterFunc(a.stopCtx, cancel)
+			if _, err := a.maintain(ctx); err != nil && a.stopCtx.Err() == nil {
 				a.log.LogAttrs(ctx, slog.LevelWarn, "pgactor: maintenance failed",
 					slog.String("actor", a.name), slog.String("schema", a.set.schema), slog.Any("error", err))
 			}
+			stop()
 			cancel()
 		}
 	}
@@ -49,13 +54,20 @@ func (a *Actor[T]) maintainLoop() {
 // and returns the tables it vacuumed.
 func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) {
 	var won int
-	err = a.pool.QueryRow(ctx, a.q.maintainElect, a.set.maintainEach.Microseconds()).Scan(&won)
+	err = a.pool.QueryRow(ctx, a.q.maintainElect, a.set.maintainEach.Microseconds(), maintainTimeout.Microseconds()).Scan(&won)
 	if err == pgx.ErrNoRows {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("elect: %w", err)
 	}
+	defer func() {
+		// Let the next round elect anyone at once; on a failure here the
+		// turn ends at busy_until.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		a.pool.Exec(dctx, a.q.maintainDone)
+	}()
 	if _, err := a.pool.Exec(ctx, a.q.fold); err != nil {
 		return nil, fmt.Errorf("fold the counters: %w", err)
 	}

@@ -40,7 +40,8 @@ const SchemaVersion = len(migrations) - 1
 //     lock, so no counter serialises the senders and workers, and a
 //     transaction that sent a task holds nothing another send waits on.
 //   - actors registers each actor's name; maintenance holds when the
-//     tables were last maintained, to elect one process per round.
+//     tables were last maintained, and until when the process maintaining
+//     them now may, to elect one process at a time.
 var migrations = [...]string{
 	0: ``,
 	1: `
@@ -100,10 +101,11 @@ CREATE TABLE {s}.counts (
 	replayed      bigint NOT NULL DEFAULT 0
 );
 CREATE TABLE {s}.maintenance (
-	id       integer PRIMARY KEY CHECK (id = 1),
-	last_run timestamptz NOT NULL
+	id         integer PRIMARY KEY CHECK (id = 1),
+	last_run   timestamptz NOT NULL,
+	busy_until timestamptz NOT NULL
 );
-INSERT INTO {s}.maintenance VALUES (1, '-infinity');
+INSERT INTO {s}.maintenance VALUES (1, '-infinity', '-infinity');
 ` + fetchFunction + `;
 `,
 }

@@ -17,6 +17,7 @@ type queries struct {
 	cancelWaiting              string
 	cancelRunning              string
 	maintainElect, fold        string
+	maintainDone               string
 }
 
 func newQueries(schema string) queries {
@@ -42,5 +43,6 @@ func newQueries(schema string) queries {
 		cancelRunning:     x(sqlCancelRunning),
 		maintainElect:     x(sqlMaintainElect),
 		fold:              x(sqlFold),
+		maintainDone:      x(sqlMaintainDone),
 	}
 }

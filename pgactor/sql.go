@@ -221,10 +221,15 @@ SELECT count(*) FROM d`
 	sqlCancelRunning = `UPDATE {s}.tasks SET canceled = true WHERE actor = $1 AND id = $2 AND owner IS NOT NULL AND NOT canceled`
 
 	// sqlMaintainElect makes this process the one that maintains the
-	// schema this round, unless another did less than $1 µs ago: the row
-	// lock makes a second process wait, then see the new time.
-	sqlMaintainElect = `UPDATE {s}.maintenance SET last_run = now()
-WHERE id = 1 AND last_run < now() - $1::bigint * interval '1 microsecond' RETURNING 1`
+	// schema, for at most $2 µs, unless one is doing it, or did less than
+	// $1 µs ago: the row lock makes a second process wait, then see the
+	// new times. A process that dies maintaining holds the election until
+	// busy_until.
+	sqlMaintainElect = `UPDATE {s}.maintenance SET last_run = now(), busy_until = now() + $2::bigint * interval '1 microsecond'
+WHERE id = 1 AND last_run < now() - $1::bigint * interval '1 microsecond' AND busy_until < now() RETURNING 1`
+
+	// sqlMaintainDone ends this process's turn at maintenance.
+	sqlMaintainDone = `UPDATE {s}.maintenance SET busy_until = '-infinity' WHERE id = 1`
 
 	// sqlFold folds the counters' increments into one row per actor. Rows
 	// inserted after the statement began are left for the next fold; a
