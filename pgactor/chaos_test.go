@@ -322,6 +322,7 @@ func (w *chaosWorkers) freeze(r *rig, tx *Actor[int], sent func(uint64)) {
 	}
 	var frozen *exec.Cmd
 	eventually(w.t, 30*time.Second, "a worker took the marked task", func() bool {
+		w.restartExited()
 		if h := holders(); len(h) > 0 {
 			frozen = h[0]
 			return true
@@ -330,7 +331,10 @@ func (w *chaosWorkers) freeze(r *rig, tx *Actor[int], sent func(uint64)) {
 	})
 	frozen.Process.Signal(syscall.SIGSTOP)
 	stopped := time.Now()
-	eventually(w.t, 60*time.Second, "another worker took the marked task over", func() bool { return len(holders()) > 1 })
+	eventually(w.t, 60*time.Second, "another worker took the marked task over", func() bool {
+		w.restartExited()
+		return len(holders()) > 1
+	})
 	frozen.Process.Signal(syscall.SIGCONT)
 	log := frozen.Stdout.(*os.File).Name()
 	refused := regexp.MustCompile(fmt.Sprintf(`result refused[^\n]*task_id=%d\b`, id))
