@@ -203,12 +203,12 @@ func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, e
 }
 
 // Cancel cancels the actor's tasks with the given IDs and returns how many
-// it found. A waiting task moves to the dead letters at once with
+// it canceled. A waiting task moves to the dead letters at once with
 // ReasonCanceled. A running task is marked: its worker's next heartbeat
 // cancels the handler's context with cause ErrCanceled; if the handler then
 // fails, the task goes to the dead letters with ReasonCanceled, and if it
-// succeeds it completes. A task that is neither (done already, or of
-// another actor) is not counted.
+// succeeds it completes. A task that is neither — ended already, of
+// another actor, or marked by an earlier Cancel — is not counted.
 func (a *Actor[T]) Cancel(ctx context.Context, ids ...uint64) (int, error) {
 	found := 0
 	for _, id := range ids {

@@ -42,11 +42,12 @@
 //
 // A worker takes a task with a lease of Config.Lease (five seconds by
 // default), which the process renews for all its tasks in one statement
-// every Config.Heartbeat. When a worker dies, its lease runs out, and any
-// process takes the task again at its next fetch — within the lease and a
-// PollInterval, six seconds by default — counting the run as lost; a task
-// lost more than Config.MaxLost times goes to the dead letters with
-// ReasonLost. Each take of a task increments its fencing token, and every
+// every Config.Heartbeat. When a worker dies, its lease runs out, and the
+// task is due again: an idle worker of any process takes it within the
+// lease and a PollInterval, six seconds by default; busy ones take it in
+// its turn, among the tasks due, by priority and by when each became due.
+// The run counts as lost; a task lost more than Config.MaxLost times goes
+// to the dead letters with ReasonLost. Each take of a task increments its fencing token, and every
 // statement that completes, retries, dead-letters or gives back a task
 // names the token it holds: a worker whose lease passed to another — a
 // frozen process thawed, a partition healed — has its late result refused
