@@ -69,7 +69,8 @@ func (a *Actor[T]) pump() {
 		ready      = true // the queue may hold due tasks: fetch
 		heartbeat  bool
 		stop       = a.stop
-		errDelay   time.Duration
+		paused     bool          // a round failed: wait for timer before the next
+		backoff    time.Duration // how long, doubling while rounds fail
 	)
 	add := func(s *settling[T]) {
 		if s.giveBack {
@@ -106,9 +107,9 @@ func (a *Actor[T]) pump() {
 			return
 		default:
 		}
-		fetch := stop != nil && ready && errDelay == 0
+		fetch := stop != nil && ready && !paused
 		idle := len(done)+len(back) == 0 && !heartbeat && !(fetch && a.hasRoom())
-		if idle || errDelay > 0 {
+		if idle || paused {
 			// Nothing to do, or a round just failed: wait for work, or
 			// for the time to try again.
 			select {
@@ -119,7 +120,7 @@ func (a *Actor[T]) pump() {
 			case <-a.wake:
 				ready = true
 			case <-timer.C:
-				ready, errDelay = true, 0
+				ready, paused = true, false
 			case <-a.free:
 			case <-stop:
 			case <-a.keeper:
@@ -136,20 +137,20 @@ func (a *Actor[T]) pump() {
 			}
 		}
 		rd := round[T]{done: done, back: back, heartbeat: heartbeat}
-		if stop != nil && errDelay == 0 && (ready || len(done) > 0) {
+		if stop != nil && (ready || len(done) > 0) {
 			rd.fromIdle, rd.want = a.reserve(len(done))
 		}
 		err := a.runRound(&rd)
 		if err != nil {
 			done, back = a.failRound(&rd, err, false)
-			heartbeat = false
-			errDelay = min(max(2*errDelay, 50*time.Millisecond), a.set.poll)
+			heartbeat, paused = false, true
+			backoff = min(max(2*backoff, 50*time.Millisecond), a.set.poll)
 			a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: round failed",
-				slog.String("actor", a.name), slog.Duration("retry_in", errDelay), slog.Any("error", err))
-			timer.Reset(errDelay)
+				slog.String("actor", a.name), slog.Duration("retry_in", backoff), slog.Any("error", err))
+			timer.Reset(backoff)
 			continue
 		}
-		done, back, heartbeat, errDelay = nil, nil, false, 0
+		done, back, heartbeat, backoff = nil, nil, false, 0
 		if rd.want == 0 {
 			continue
 		}

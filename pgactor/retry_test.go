@@ -3,6 +3,7 @@ package pgactor
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -230,5 +231,33 @@ func TestCancel(t *testing.T) {
 		if want := map[uint64]int{busy: 1, waiting: 0}[l.Task.ID]; l.Attempts != want {
 			t.Errorf("canceled %q after %d attempts, want %d", l.Task.Payload, l.Attempts, want)
 		}
+	}
+}
+
+// TestGoexit checks that a handler calling runtime.Goexit fails its
+// attempt with an *actor.PanicError, and that a worker takes the place of
+// the one it ended.
+func TestGoexit(t *testing.T) {
+	r := newRig(t)
+	var errs errorLog
+	var ran ledger[int]
+	a := start(r, "goexit", func(ctx context.Context, task actor.Task[int]) error {
+		ran.add(task.Attempt)
+		if task.Attempt == 1 {
+			runtime.Goexit()
+		}
+		return nil
+	}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, OnError: errs.add})
+	if _, err := a.Send(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "completed on the second attempt", func() bool { return stats(t, a).Completed == 1 })
+	e := errs.all()
+	var pe *actor.PanicError
+	if len(e) != 1 || !errors.As(e[0].Err, &pe) || !pe.Goexit || e[0].Final {
+		t.Errorf("OnError got %v, want one retried Goexit", e)
+	}
+	if s := stats(t, a); s.Workers != 1 || ran.count() != 2 {
+		t.Errorf("stats %+v after %d runs: want the worker replaced", s, ran.count())
 	}
 }

@@ -112,6 +112,10 @@ func (a *Actor[T]) afterGoexit(name string, r *run[T]) {
 	a.spawnLocked(nil)
 	a.idle++
 	a.mu.Unlock()
+	select {
+	case a.free <- struct{}{}:
+	default:
+	}
 }
 
 // execute runs r's handler once and settles the outcome in the database.
