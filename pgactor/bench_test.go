@@ -48,7 +48,7 @@ func BenchmarkSend(b *testing.B) {
 //	go test -run '^$' -bench BenchmarkBurnDown -benchtime 20000x ./pgactor
 func BenchmarkBurnDown(b *testing.B) {
 	dsn := testenv.Postgres(b)
-	for _, workers := range []int{10, 50} {
+	for _, workers := range []int{10, 50, 200} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			p := newPool(b, dsn, 20)
 			r := &rig{t: b, dsn: dsn, pool: p, schema: newSchema(b, p)}
