@@ -209,16 +209,7 @@ func (c *Config[T]) settings() settings {
 		s.grace = defaultGrace
 	}
 	if s.maxAttempts > 1 {
-		b := &s.backoff
-		if b.Initial == 0 {
-			b.Initial = defaultInitial
-		}
-		if b.Max == 0 {
-			b.Max = max(defaultMaxDelay, b.Initial)
-		}
-		if b.Multiplier == 0 {
-			b.Multiplier = defaultMultiplier
-		}
+		s.backoff = s.backoff.withDefaults()
 	}
 	return s
 }

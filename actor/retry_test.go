@@ -256,3 +256,17 @@ func TestFailuresReportedInOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestBackoffDelayDefaults checks that the exported Delay fills in the
+// defaults the documentation of Backoff names.
+func TestBackoffDelayDefaults(t *testing.T) {
+	var b Backoff
+	for attempt, want := range map[int]time.Duration{0: 100 * time.Millisecond, 1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 8: 10 * time.Second} {
+		if got := b.Delay(attempt, 0.5); got != want {
+			t.Errorf("Backoff{}.Delay(%d) = %v, want %v", attempt, got, want)
+		}
+	}
+	if got := (Backoff{Initial: time.Minute}).Delay(3, 0); got != time.Minute {
+		t.Errorf("Initial 1m, no Max: Delay(3) = %v, want the Initial, which is the cap", got)
+	}
+}

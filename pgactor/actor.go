@@ -1,0 +1,292 @@
+package pgactor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/pgpool"
+)
+
+// An Actor runs a handler over tasks stored in PostgreSQL, on workers in
+// this process, alongside any number of other processes running the same
+// actor on the same tables. It is safe for concurrent use. Create one with
+// New and end it with Close.
+type Actor[T any] struct {
+	name    string
+	handler actor.Handler[T] // nil for a send-only actor
+	set     settings
+	pool    *pgpool.Pool
+	codec   Codec[T]
+	typ     string // default task type: the payload's Go type
+	onError func(*actor.TaskError)
+	log     *slog.Logger
+	owner   string // this instance's name in the owner column of the tasks it holds
+	channel string // the schema's notification channel
+	q       queries
+
+	notifier notifier
+	unlisten func() // ends the subscription to the schema's listener; nil without one
+
+	closed   atomic.Bool     // Close has begun: sends fail
+	stop     chan struct{}   // closed by Close: the pump fetches no more, maintenance stops
+	stopCtx  context.Context // ends when stop is closed
+	stopNow  context.CancelFunc
+	wake     chan struct{}     // a task may be due: a notification, a local send, a retry due
+	free     chan struct{}     // a worker became idle
+	tasks    chan *run[T]      // the pump's tasks for idle workers; closed when it fetches no more
+	done     chan *settling[T] // completions and give-backs for the pump
+	keeper   chan struct{}     // closed by Close once the workers are done: the pump stops
+	pumpExit chan struct{}     // closed as the pump returns
+
+	lastFetched []*run[T] // the pump's last round's tasks; the pump's own
+
+	workerWG sync.WaitGroup // workers
+	bgWG     sync.WaitGroup // pump, maintenance
+
+	mu           sync.Mutex // guards what follows
+	workers      int        // worker goroutines, counting those the fetcher is starting
+	idle         int        // workers waiting for a task that the fetcher has not reserved
+	busy         int        // workers with a task
+	nextWorker   int
+	leases       map[int64]*run[T] // tasks this instance holds, by id
+	wakeAt       time.Time         // the earliest retry this instance scheduled, for the fetcher
+	keeperClosed bool              // the pump takes no more work
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// errClosing is the cause of a handler's context when Close stops waiting
+// for it: its task is given back, not failed.
+var errClosing = errors.New("pgactor: actor closing")
+
+// New returns the durable actor named name on pool, with its workers
+// started, after checking that the schema has been migrated. Every process
+// that runs an actor of this name in this schema shares its queue. A nil
+// handler makes a send-only actor, for processes that send tasks, read
+// stats and manage dead letters but run none; its Config must not ask for
+// workers.
+//
+// An actor holds one connection of its own, outside the pool, on which it
+// LISTENs for new tasks (shared by the actors of one pool and schema in a
+// process), unless Config.DisableListen is set; its other statements take
+// connections from the pool.
+func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler actor.Handler[T], cfg Config[T]) (*Actor[T], error) {
+	switch {
+	case name == "":
+		return nil, errors.New("pgactor.New: the name is empty")
+	case len(name) > maxName || !utf8.ValidString(name):
+		return nil, fmt.Errorf("pgactor.New(%q): the name must be valid UTF-8 of at most %d bytes", name, maxName)
+	case pool == nil:
+		return nil, fmt.Errorf("pgactor.New(%q): the pool is nil", name)
+	}
+	errs := []error{cfg.Validate()}
+	if handler == nil && (cfg.Workers != 0 || cfg.MinWorkers != 0 || cfg.MaxWorkers != 0) {
+		errs = append(errs, &actor.ConfigError{Field: "Workers", Rule: "a send-only actor (nil handler) runs no workers: leave Workers, MinWorkers and MaxWorkers 0"})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("pgactor.New(%q): invalid config: %w", name, err)
+	}
+	set := cfg.settings()
+	if err := checkVersion(ctx, pool, set.schema); err != nil {
+		return nil, fmt.Errorf("pgactor.New(%q): %w", name, err)
+	}
+	if _, err := pool.Exec(ctx, expand(set.schema, sqlRegister), name); err != nil {
+		return nil, fmt.Errorf("pgactor.New(%q): register the actor: %w", name, err)
+	}
+	a := &Actor[T]{
+		name:     name,
+		handler:  handler,
+		set:      set,
+		pool:     pool,
+		codec:    cfg.Codec,
+		typ:      reflect.TypeFor[T]().String(),
+		onError:  cfg.OnError,
+		log:      cfg.Logger,
+		owner:    ownerName(),
+		channel:  channelName(set.schema),
+		q:        newQueries(set.schema),
+		stop:     make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+		free:     make(chan struct{}, 1),
+		tasks:    make(chan *run[T]),
+		done:     make(chan *settling[T], set.max+1),
+		keeper:   make(chan struct{}),
+		pumpExit: make(chan struct{}),
+		leases:   make(map[int64]*run[T]),
+	}
+	a.stopCtx, a.stopNow = context.WithCancel(context.Background())
+	if a.codec == nil {
+		a.codec = JSON[T]{}
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.onError == nil {
+		a.onError = a.logFailure
+	}
+	a.notifier = notifier{pool: pool, channel: a.channel, actor: name, log: a.log, window: notifyWindow}
+	if handler != nil {
+		if set.listen {
+			a.unlisten = subscribe(pool, a.channel, name, a.wake, a.log)
+		}
+		a.mu.Lock()
+		for range set.min {
+			a.spawnLocked(nil)
+			a.idle++
+		}
+		a.mu.Unlock()
+		a.bgWG.Add(1)
+		go a.pump()
+	}
+	a.bgWG.Add(1)
+	go a.maintainLoop()
+	return a, nil
+}
+
+// maxName bounds an actor's name, which travels as a notification's
+// payload.
+const maxName = 200
+
+// ownerName returns a name for this instance that says where it runs and
+// is unique: host, process id, and random bits.
+func ownerName() string {
+	host, _ := os.Hostname()
+	var b [6]byte
+	rand.Read(b[:])
+	return host + "/" + strconv.Itoa(os.Getpid()) + "/" + hex.EncodeToString(b[:])
+}
+
+// channelName returns the notification channel of a schema's actors; a
+// notification's payload names the actor.
+func channelName(schema string) string {
+	h := fnv.New64a()
+	h.Write([]byte(schema))
+	return "pgactor_" + strconv.FormatUint(h.Sum64(), 16)
+}
+
+// Name returns the actor's name.
+func (a *Actor[T]) Name() string { return a.name }
+
+// Schema returns the schema of the actor's tables.
+func (a *Actor[T]) Schema() string { return a.set.schema }
+
+// Close stops the actor. It stops taking tasks, lets the running handlers
+// finish until ctx ends, then cancels their contexts and waits
+// Config.Grace for them; the tasks of handlers that failed because of
+// that, or that still run, are given back — released at once, their
+// attempt not charged — for another process to take. It dead-letters
+// nothing: the queue outlives the process. Close may be called any number
+// of times from any goroutine; it returns once no goroutine of the actor is
+// left, except the workers of handlers that ignored their context past the
+// grace period.
+//
+// The error reports leases it could not give back (the server was
+// unreachable): those tasks run again once their lease runs out.
+func (a *Actor[T]) Close(ctx context.Context) error {
+	a.closeOnce.Do(func() { a.closeErr = a.shutdown(ctx) })
+	return a.closeErr
+}
+
+func (a *Actor[T]) shutdown(ctx context.Context) error {
+	a.closed.Store(true)
+	close(a.stop)
+	a.stopNow()
+	var err error
+	if a.handler != nil {
+		err = a.stopWorkers(ctx)
+	}
+	a.notifier.close()
+	if a.unlisten != nil {
+		a.unlisten()
+	}
+	a.bgWG.Wait()
+	return err
+}
+
+// stopWorkers ends the workers, then the pump, and gives back the tasks
+// still held. The pump has stopped fetching, and told the idle workers to
+// leave, on seeing a.stop closed.
+func (a *Actor[T]) stopWorkers(ctx context.Context) error {
+	idle := make(chan struct{})
+	go func() {
+		a.workerWG.Wait()
+		close(idle)
+	}()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		a.cancelAll(errClosing)
+		t := time.NewTimer(a.set.grace)
+		select {
+		case <-idle:
+			t.Stop()
+		case <-t.C:
+			a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: handlers still running after the grace period; their tasks are given back",
+				slog.String("actor", a.name), slog.Int("running", a.running()))
+		}
+	}
+	a.mu.Lock()
+	a.keeperClosed = true
+	a.mu.Unlock()
+	close(a.keeper)
+	<-a.pumpExit
+	return a.giveBackAll()
+}
+
+// running returns how many tasks this instance holds.
+func (a *Actor[T]) running() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.leases)
+}
+
+// cancelAll cancels the context of every task this instance holds.
+func (a *Actor[T]) cancelAll(cause error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range a.leases {
+		r.cancel(cause)
+	}
+}
+
+// poke wakes the fetcher.
+func (a *Actor[T]) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// logFailure is the default error handler.
+func (a *Actor[T]) logFailure(err *actor.TaskError) {
+	level, msg := slog.LevelWarn, "pgactor: task failed; will retry"
+	if err.Final {
+		level, msg = slog.LevelError, "pgactor: task failed"
+	}
+	attrs := []slog.Attr{
+		slog.String("actor", err.Actor),
+		slog.String("worker", err.Worker),
+		slog.Uint64("task_id", err.ID),
+		slog.String("task_type", err.Type),
+		slog.Int("attempt", err.Attempt),
+		slog.Any("error", err.Err),
+	}
+	if pe := (*actor.PanicError)(nil); errors.As(err.Err, &pe) {
+		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
+	}
+	a.log.LogAttrs(context.Background(), level, msg, attrs...)
+}

@@ -1,0 +1,181 @@
+package pgactor
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// configFields returns the fields named by the *actor.ConfigError values
+// joined in err.
+func configFields(err error) []string {
+	var fields []string
+	var walk func(error)
+	walk = func(err error) {
+		if ce, ok := err.(*actor.ConfigError); ok {
+			fields = append(fields, ce.Field)
+			return
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	slices.Sort(fields)
+	return fields
+}
+
+// TestConfigValidate checks that each broken rule is reported with its
+// field, the shared ones by actor.Config's rules.
+func TestConfigValidate(t *testing.T) {
+	for _, tt := range []struct {
+		cfg    Config[int]
+		fields []string
+		rule   string
+	}{
+		{Config[int]{}, nil, ""},
+		{Config[int]{Workers: -1}, []string{"Workers"}, "must be ≥ 0, got -1"},
+		{Config[int]{Workers: 2, MaxWorkers: 3}, []string{"Workers"}, "not both"},
+		{Config[int]{MinWorkers: 4, MaxWorkers: 2}, []string{"MinWorkers"}, "must be ≤ MaxWorkers (2), got 4"},
+		{Config[int]{Backoff: actor.Backoff{Initial: time.Second}}, []string{"Backoff"}, "MaxAttempts is 0"},
+		{Config[int]{Schema: "Bad-Name"}, []string{"Schema"}, `"Bad-Name": want 1 to 63 lower-case letters`},
+		{Config[int]{Lease: time.Millisecond}, []string{"Lease"}, "must be ≥ 100ms (or 0 for 5s), got 1ms"},
+		{Config[int]{Lease: time.Second, Heartbeat: 600 * time.Millisecond}, []string{"Heartbeat"}, "must be ≤ half the Lease (1s)"},
+		{Config[int]{Heartbeat: 3 * time.Second}, []string{"Heartbeat"}, "half the Lease (5s)"},
+		{Config[int]{PollInterval: -time.Second}, []string{"PollInterval"}, "must be ≥ 0, got -1s"},
+		{Config[int]{FetchBatch: 20000}, []string{"FetchBatch"}, "must be within [0, 10000], got 20000"},
+		{Config[int]{MaxLost: -1, MaintenanceInterval: -1}, []string{"MaintenanceInterval", "MaxLost"}, "must be ≥ 0"},
+	} {
+		err := tt.cfg.Validate()
+		if got := configFields(err); !slices.Equal(got, tt.fields) || (err != nil && !strings.Contains(err.Error(), tt.rule)) {
+			t.Errorf("%+v: %v; want fields %v with %q", tt.cfg, err, tt.fields, tt.rule)
+		}
+	}
+}
+
+// TestNewErrors checks New's refusals: bad names, no pool, a send-only
+// actor asked for workers, a bad config, a schema not migrated.
+func TestNewErrors(t *testing.T) {
+	r := newRig(t)
+	h := func(context.Context, actor.Task[int]) error { return nil }
+	ctx := t.Context()
+	for _, tt := range []struct {
+		name    string
+		pool    bool
+		handler actor.Handler[int]
+		cfg     Config[int]
+		want    string
+	}{
+		{"", true, h, Config[int]{}, "the name is empty"},
+		{strings.Repeat("x", 201), true, h, Config[int]{}, "at most 200 bytes"},
+		{"a", false, h, Config[int]{}, "the pool is nil"},
+		{"a", true, nil, Config[int]{Workers: 2}, "a send-only actor (nil handler) runs no workers"},
+		{"a", true, h, Config[int]{Workers: -2}, "Config.Workers: must be ≥ 0"},
+		{"a", true, h, Config[int]{Schema: "pgactor_never_migrated"}, "run pgactor.Migrate or `actorpool migrate --postgres URL --schema pgactor_never_migrated`"},
+	} {
+		cfg := tt.cfg
+		if cfg.Schema == "" {
+			cfg.Schema = r.schema
+		}
+		p := r.pool
+		if !tt.pool {
+			p = nil
+		}
+		a, err := New(ctx, p, tt.name, tt.handler, cfg)
+		if err == nil {
+			a.Close(ctx)
+			t.Errorf("New(%q, %+v) succeeded", tt.name, tt.cfg)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%q, %+v): %v; want %q", tt.name, tt.cfg, err, tt.want)
+		}
+		if tt.cfg.Schema != "" && !errors.Is(err, ErrNoSchema) {
+			t.Errorf("New on a schema never migrated: %v, want ErrNoSchema", err)
+		}
+	}
+}
+
+// TestReadStatsErrors checks ReadStats and Actors on unknown actors and
+// missing schemas.
+func TestReadStatsErrors(t *testing.T) {
+	r := newRig(t)
+	start(r, "known", nil, Config[int]{})
+	ctx := t.Context()
+	if _, err := ReadStats(ctx, r.pool, r.schema, "unknown"); !errors.Is(err, ErrUnknownActor) || !strings.Contains(err.Error(), `"unknown"`) {
+		t.Errorf("stats of an unknown actor: %v, want ErrUnknownActor naming it", err)
+	}
+	if _, err := ReadStats(ctx, r.pool, r.schema, "known"); err != nil {
+		t.Errorf("stats of a known actor: %v", err)
+	}
+	if _, err := ReadStats(ctx, r.pool, "pgactor_never_migrated", "known"); !errors.Is(err, ErrNoSchema) || !strings.Contains(err.Error(), "actorpool migrate") {
+		t.Errorf("stats in a schema never migrated: %v, want ErrNoSchema saying what to run", err)
+	}
+	if _, err := ReadStats(ctx, r.pool, "Bad Name", "known"); err == nil {
+		t.Error("stats in a badly named schema succeeded")
+	}
+	if names, err := Actors(ctx, r.pool, r.schema); err != nil || !slices.Equal(names, []string{"known"}) {
+		t.Errorf("actors: %v, %v", names, err)
+	}
+	if _, err := Actors(ctx, r.pool, "pgactor_never_migrated"); !errors.Is(err, ErrNoSchema) {
+		t.Errorf("actors in a schema never migrated: %v, want ErrNoSchema", err)
+	}
+}
+
+// TestUndecodable checks that a task whose payload no longer decodes — its
+// type changed between the deploy that sent it and the one that runs it —
+// goes to the dead letters with its own reason and does not block the
+// tasks behind it.
+func TestUndecodable(t *testing.T) {
+	r := newRig(t)
+	old := start(r, "changed", nil, Config[string]{})
+	bad, err := old.Send(t.Context(), "not a number", WithType("count"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs errorLog
+	ran := make(chan int, 1)
+	a := start(r, "changed", func(ctx context.Context, task actor.Task[int]) error {
+		ran <- task.Payload
+		return nil
+	}, Config[int]{Workers: 1, FetchBatch: 1, OnError: errs.add, MaxAttempts: 5})
+	if _, err := a.Send(t.Context(), 7); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-ran:
+		if p != 7 {
+			t.Errorf("ran %d", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the task behind an undecodable one never ran")
+	}
+	eventually(t, 10*time.Second, "dead-lettered", func() bool { return stats(t, a).DeadLettered == 1 })
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{Reason: ReasonUndecodable})
+	if err != nil || len(letters) != 1 {
+		t.Fatalf("undecodable letters: %v, %v", letters, err)
+	}
+	l := letters[0]
+	var de *DecodeError
+	if l.Task.ID != bad || string(l.Raw) != `"not a number"` || !errors.As(l.DecodeErr, &de) || l.Attempts != 0 || l.Task.Type != "count" ||
+		l.Err == nil || !strings.Contains(l.Err.Error(), "cannot decode payload") {
+		t.Errorf("letter %+v", l)
+	}
+	e := errs.all()
+	if len(e) != 1 || !e[0].Final || !errors.As(e[0].Err, &de) || de.ID != bad || de.Actor != "changed" {
+		t.Errorf("OnError got %v, want one final *DecodeError", e)
+	}
+	if s := stats(t, a); s.Failed != 0 {
+		t.Errorf("an undecodable task counted as a failed attempt: %+v", s)
+	}
+}

@@ -1,0 +1,200 @@
+package pgactor
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// Config shapes a durable actor. Its fields mirror actor.Config's where the
+// idea is the same — workers, attempts, backoff, timeout, grace, errors,
+// logs — and add what a queue in PostgreSQL needs. Its zero value is a
+// complete configuration.
+type Config[T any] struct {
+	// Workers is the number of workers this process runs for a fixed
+	// actor; 0 means 1 unless MaxWorkers is set.
+	Workers int
+	// MinWorkers and MaxWorkers make the actor elastic in this process: it
+	// starts MinWorkers workers, adds one, up to MaxWorkers, for each task
+	// it takes while none is idle, and lets a worker go after it has idled
+	// for KeepAlive, never going below MinWorkers.
+	MinWorkers int
+	MaxWorkers int
+	// KeepAlive is how long an elastic actor keeps a worker above
+	// MinWorkers idle; 0 means one minute.
+	KeepAlive time.Duration
+
+	// MaxAttempts is how many times a task is run before it goes to the
+	// dead letters; 0 means 1, no retry. A run whose worker was lost counts.
+	MaxAttempts int
+	// Backoff spaces the attempts, as in actor.Config.
+	Backoff actor.Backoff
+	// Timeout bounds each attempt: the handler's context ends after it.
+	// 0 means no timeout.
+	Timeout time.Duration
+	// Grace is how long Close waits for running handlers after cancelling
+	// their contexts, before giving their tasks back; 0 means one second.
+	Grace time.Duration
+
+	// OnError receives every failed attempt, and every task dead-lettered
+	// without running (lost too often, canceled, undecodable). It runs on
+	// the worker. Nil logs each through Logger.
+	OnError func(err *actor.TaskError)
+	// Logger receives the actor's logs; nil means slog.Default().
+	Logger *slog.Logger
+
+	// Schema is the schema of the tables, made by Migrate; "" means
+	// DefaultSchema.
+	Schema string
+	// Codec encodes payloads into their rows; nil means JSON.
+	Codec Codec[T]
+	// Lease is how long a running task stays taken without a heartbeat: a
+	// task whose worker died runs again within Lease, plus PollInterval
+	// when no other notice wakes a worker. 0 means DefaultLease.
+	Lease time.Duration
+	// Heartbeat is how often the process extends the leases of its running
+	// tasks, in one statement; 0 means a third of Lease.
+	Heartbeat time.Duration
+	// PollInterval is how often idle workers look for tasks when no
+	// notification wakes them: it bounds how late a delayed task or a
+	// retry starts, and how soon a task is taken behind PgBouncer in
+	// transaction mode; 0 means one second.
+	PollInterval time.Duration
+	// FetchBatch is the most tasks one statement takes; 0 means 100.
+	FetchBatch int
+	// MaxLost is how many times a task's worker may be lost — killed,
+	// frozen or cut off past its lease — before the task is dead-lettered
+	// with ReasonLost instead of run again; 0 means 3.
+	MaxLost int
+	// DisableListen stops the actor from holding a connection in LISTEN:
+	// workers then find tasks by polling only. Set it behind PgBouncer in
+	// transaction mode, where notifications are not delivered.
+	DisableListen bool
+	// DisableVacuum stops the actor from vacuuming its tables when they
+	// hold many dead rows, for a server whose autovacuum, or a job of its
+	// own, does it. The counters are still folded.
+	DisableVacuum bool
+	// MaintenanceInterval is how often this process offers to maintain the
+	// schema's tables — fold the counters, vacuum what needs it — of which
+	// one process does it each interval; 0 means one second.
+	MaintenanceInterval time.Duration
+}
+
+// Defaults.
+const (
+	DefaultLease        = 5 * time.Second
+	defaultPollInterval = time.Second
+	defaultFetchBatch   = 100
+	defaultMaxLost      = 3
+	defaultGrace        = time.Second
+	defaultKeepAlive    = time.Minute
+	maxFetchBatch       = 10000
+	minLease            = 100 * time.Millisecond
+)
+
+// Validate reports every field that breaks a rule, as *actor.ConfigError
+// values joined with errors.Join; nil means the configuration is usable.
+// The fields shared with actor.Config follow its rules.
+func (c *Config[T]) Validate() error {
+	shared := actor.Config[T]{
+		Workers: c.Workers, MinWorkers: c.MinWorkers, MaxWorkers: c.MaxWorkers, KeepAlive: c.KeepAlive,
+		MaxAttempts: c.MaxAttempts, Backoff: c.Backoff, Timeout: c.Timeout, Grace: c.Grace,
+	}
+	errs := []error{shared.Validate()}
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &actor.ConfigError{Field: field, Rule: fmt.Sprintf(format, args...)})
+	}
+	if c.Schema != "" && !schemaName.MatchString(c.Schema) {
+		bad("Schema", "%q: want 1 to 63 lower-case letters, digits and underscores, not starting with a digit", c.Schema)
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"Lease", c.Lease}, {"Heartbeat", c.Heartbeat}, {"PollInterval", c.PollInterval}, {"MaintenanceInterval", c.MaintenanceInterval}} {
+		if f.v < 0 {
+			bad(f.name, "must be ≥ 0, got %v", f.v)
+		}
+	}
+	if c.Lease > 0 && c.Lease < minLease {
+		bad("Lease", "must be ≥ %v (or 0 for %v), got %v", minLease, DefaultLease, c.Lease)
+	}
+	lease := c.Lease
+	if lease == 0 {
+		lease = DefaultLease
+	}
+	if c.Heartbeat > 0 && c.Heartbeat*2 > lease {
+		bad("Heartbeat", "must be ≤ half the Lease (%v), so that a lease is renewed before it runs out, got %v", lease, c.Heartbeat)
+	}
+	if c.FetchBatch < 0 || c.FetchBatch > maxFetchBatch {
+		bad("FetchBatch", "must be within [0, %d], got %d", maxFetchBatch, c.FetchBatch)
+	}
+	if c.MaxLost < 0 {
+		bad("MaxLost", "must be ≥ 0, got %d", c.MaxLost)
+	}
+	return errors.Join(errs...)
+}
+
+// settings is a validated Config with the defaults filled in.
+type settings struct {
+	min, max     int
+	keepAlive    time.Duration
+	maxAttempts  int
+	backoff      actor.Backoff
+	timeout      time.Duration
+	grace        time.Duration
+	schema       string
+	lease        time.Duration
+	heartbeat    time.Duration
+	poll         time.Duration
+	fetchBatch   int
+	maxLost      int
+	listen       bool
+	vacuum       bool
+	maintainEach time.Duration
+}
+
+func (c *Config[T]) settings() settings {
+	s := settings{
+		min: c.Workers, max: c.Workers, keepAlive: c.KeepAlive,
+		maxAttempts: max(c.MaxAttempts, 1), backoff: c.Backoff, timeout: c.Timeout, grace: c.Grace,
+		schema: c.Schema, lease: c.Lease, heartbeat: c.Heartbeat, poll: c.PollInterval,
+		fetchBatch: c.FetchBatch, maxLost: c.MaxLost, listen: !c.DisableListen, vacuum: !c.DisableVacuum,
+		maintainEach: c.MaintenanceInterval,
+	}
+	if c.MaxWorkers > 0 {
+		s.min, s.max = c.MinWorkers, c.MaxWorkers
+		if s.keepAlive == 0 {
+			s.keepAlive = defaultKeepAlive
+		}
+	} else if s.max == 0 {
+		s.min, s.max = 1, 1
+	}
+	if s.grace == 0 {
+		s.grace = defaultGrace
+	}
+	if s.schema == "" {
+		s.schema = DefaultSchema
+	}
+	if s.lease == 0 {
+		s.lease = DefaultLease
+	}
+	if s.heartbeat == 0 {
+		s.heartbeat = s.lease / 3
+	}
+	if s.poll == 0 {
+		s.poll = defaultPollInterval
+	}
+	if s.fetchBatch == 0 {
+		s.fetchBatch = defaultFetchBatch
+	}
+	if s.maxLost == 0 {
+		s.maxLost = defaultMaxLost
+	}
+	if s.maintainEach == 0 {
+		s.maintainEach = defaultMaintainEach
+	}
+	return s
+}

@@ -1,0 +1,200 @@
+package pgactor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
+	"github.com/actorpool/actorpool/pgpool"
+	"github.com/jackc/pgx/v5"
+)
+
+var schemaSeq atomic.Int64
+
+// newPool returns a pool on dsn of at most conns connections, closed when t
+// ends.
+func newPool(t testing.TB, dsn string, conns int) *pgpool.Pool {
+	t.Helper()
+	cfg, err := pgpool.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pool.MaxObjects = conns
+	cfg.Pool.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
+	p, err := pgpool.NewWithConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			t.Errorf("close the pool: %v", err)
+		}
+	})
+	return p
+}
+
+// newSchema migrates a schema of the test's own and drops it when t ends.
+func newSchema(t testing.TB, p *pgpool.Pool) string {
+	t.Helper()
+	schema := fmt.Sprintf("pgactor_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := p.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Migrate(ctx, p, schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := p.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// rig is a test's database: a pool and a schema of its own.
+type rig struct {
+	t      testing.TB
+	dsn    string
+	pool   *pgpool.Pool
+	schema string
+}
+
+func newRig(t testing.TB) *rig {
+	t.Helper()
+	testenv.CheckGoroutines(t)
+	dsn := testenv.Postgres(t)
+	p := newPool(t, dsn, 8)
+	return &rig{t: t, dsn: dsn, pool: p, schema: newSchema(t, p)}
+}
+
+// quiet is a logger for the actors of tests that provoke warnings.
+func quiet(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// start returns an actor in the rig's schema, closed when the test ends.
+func start[T any](r *rig, name string, h actor.Handler[T], cfg Config[T]) *Actor[T] {
+	r.t.Helper()
+	cfg.Schema = r.schema
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(r.t.Output(), nil))
+	}
+	if cfg.OnError == nil {
+		cfg.OnError = func(*actor.TaskError) {}
+	}
+	a, err := New(context.Background(), r.pool, name, h, cfg)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Close(ctx); err != nil {
+			r.t.Errorf("close %s: %v", name, err)
+		}
+	})
+	return a
+}
+
+// eventually polls cond until it holds, failing t after limit.
+func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", limit, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// stats reads a's stats, failing t on error, and checks the identity.
+func stats[T any](t testing.TB, a *Actor[T]) Stats {
+	t.Helper()
+	s, err := a.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkIdentity(t, s)
+	return s
+}
+
+func checkIdentity(t testing.TB, s Stats) {
+	t.Helper()
+	if sum := s.Completed + s.DeadLettered + uint64(s.Queued+s.Scheduled+s.Running+s.Retrying); s.Accepted != sum {
+		t.Errorf("Accepted %d ≠ Completed %d + DeadLettered %d + Queued %d + Scheduled %d + Running %d + Retrying %d = %d",
+			s.Accepted, s.Completed, s.DeadLettered, s.Queued, s.Scheduled, s.Running, s.Retrying, sum)
+	}
+}
+
+// ledger records what handlers saw, for tests to wait on and check.
+type ledger[T comparable] struct {
+	mu   sync.Mutex
+	seen map[T]int
+	n    int
+}
+
+func (l *ledger[T]) add(v T) {
+	l.mu.Lock()
+	if l.seen == nil {
+		l.seen = make(map[T]int)
+	}
+	l.seen[v]++
+	l.n++
+	l.mu.Unlock()
+}
+
+func (l *ledger[T]) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+func (l *ledger[T]) times(v T) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seen[v]
+}
+
+// admin runs a statement for the test itself, on the rig's pool.
+func (r *rig) exec(sql string, args ...any) {
+	r.t.Helper()
+	if _, err := r.pool.Exec(context.Background(), expand(r.schema, sql), args...); err != nil {
+		r.t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func (r *rig) count(sql string, args ...any) int {
+	r.t.Helper()
+	var n int
+	if err := r.pool.QueryRow(context.Background(), expand(r.schema, sql), args...).Scan(&n); err != nil {
+		r.t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+var _ = pgx.ErrNoRows
+
+func netSplit(addr string) (string, uint16, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	return host, uint16(n), err
+}

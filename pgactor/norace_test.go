@@ -1,0 +1,5 @@
+//go:build !race
+
+package pgactor
+
+const raceEnabled = false

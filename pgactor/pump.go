@@ -1,0 +1,493 @@
+package pgactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The pump is one goroutine per actor instance that runs every statement
+// touching many of the instance's leases: it takes new tasks, commits the
+// completions of the workers, extends the leases, gives leases back. Each
+// round sends what is due as one batch — one round trip, run by the
+// server as one transaction, so one commit — and while a round runs the
+// completions of the workers that finish meanwhile gather for the next
+// (group commit). A worker waits until its completion has committed, and
+// the same round takes the task it runs next. The commit, not the
+// statements, is what bounds a queue in PostgreSQL; sharing it is how a
+// round serves many workers.
+//
+// Being one goroutine, the pump's statements never wait on each other's
+// row locks, so they cannot deadlock; the workers' own statements (a
+// retry, a dead letter, a Tx handler's completion) each lock one row.
+
+// maxGroup bounds how many completions and give-backs one round commits.
+const maxGroup = 1000
+
+// errRefused is a completion's outcome when its lease had passed to
+// another worker.
+var errRefused = errors.New("pgactor: lease passed to another worker")
+
+// A settling is work for the pump from a worker: a completion to commit,
+// or a lease to give back.
+type settling[T any] struct {
+	r        *run[T]
+	giveBack bool
+	reply    chan outcome[T] // a completion's outcome
+}
+
+// An outcome is what the pump tells a worker whose completion it ran: nil,
+// errRefused or why it failed, and the worker's next task, if the round
+// took one for it.
+type outcome[T any] struct {
+	err  error
+	next *run[T]
+}
+
+// A round is what one batch does.
+type round[T any] struct {
+	done, back []*settling[T]
+	heartbeat  bool
+	fromIdle   int // idle workers reserved for the fetched tasks
+	want       int // tasks to fetch; 0 for none
+}
+
+// pump is the pump's goroutine.
+func (a *Actor[T]) pump() {
+	defer a.bgWG.Done()
+	defer close(a.pumpExit)
+	hb := time.NewTicker(a.set.heartbeat)
+	defer hb.Stop()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var (
+		done, back []*settling[T]
+		ready      = true // the queue may hold due tasks: fetch
+		heartbeat  bool
+		stop       = a.stop
+		paused     bool          // a round failed: wait for timer before the next
+		backoff    time.Duration // how long, doubling while rounds fail
+	)
+	add := func(s *settling[T]) {
+		if s.giveBack {
+			back = append(back, s)
+		} else {
+			done = append(done, s)
+		}
+	}
+	for {
+		select {
+		case <-stop:
+			// No more fetches: the idle workers may leave.
+			stop = nil
+			close(a.tasks)
+		case <-a.keeper:
+			// The workers are done or abandoned, and no more work comes:
+			// finish what came.
+			for len(a.done) > 0 || len(done)+len(back) > 0 {
+			drain:
+				for len(done)+len(back) < maxGroup {
+					select {
+					case s := <-a.done:
+						add(s)
+					default:
+						break drain
+					}
+				}
+				rd := round[T]{done: done, back: back}
+				if err := a.runRound(&rd); err != nil {
+					a.failRound(&rd, err, true)
+				}
+				done, back = nil, nil
+			}
+			return
+		default:
+		}
+		fetch := stop != nil && ready && !paused
+		idle := len(done)+len(back) == 0 && !heartbeat && !(fetch && a.hasRoom())
+		if idle || paused {
+			// Nothing to do, or a round just failed: wait for work, or
+			// for the time to try again.
+			select {
+			case s := <-a.done:
+				add(s)
+			case <-hb.C:
+				heartbeat = true
+			case <-a.wake:
+				ready = true
+			case <-timer.C:
+				ready, paused = true, false
+			case <-a.free:
+			case <-stop:
+			case <-a.keeper:
+			}
+			continue
+		}
+	gather:
+		for len(done)+len(back) < maxGroup {
+			select {
+			case s := <-a.done:
+				add(s)
+			default:
+				break gather
+			}
+		}
+		rd := round[T]{done: done, back: back, heartbeat: heartbeat}
+		if stop != nil && (ready || len(done) > 0) {
+			rd.fromIdle, rd.want = a.reserve(len(done))
+		}
+		err := a.runRound(&rd)
+		if err != nil {
+			done, back = a.failRound(&rd, err, false)
+			heartbeat, paused = false, true
+			backoff = min(max(2*backoff, 50*time.Millisecond), a.set.poll)
+			a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: round failed",
+				slog.String("actor", a.name), slog.Duration("retry_in", backoff), slog.Any("error", err))
+			timer.Reset(backoff)
+			continue
+		}
+		done, back, heartbeat, backoff = nil, nil, false, 0
+		if rd.want == 0 {
+			continue
+		}
+		if got := len(a.lastFetched); got < rd.want {
+			// The queue had no more due tasks: wait for a notification,
+			// a local send, a retry of this process falling due, or the
+			// next poll.
+			ready = false
+			a.mu.Lock()
+			d := a.set.poll
+			if !a.wakeAt.IsZero() {
+				d = min(d, time.Until(a.wakeAt))
+			}
+			a.mu.Unlock()
+			timer.Reset(max(d, 0))
+		}
+	}
+}
+
+// hasRoom reports whether a worker could take a task now.
+func (a *Actor[T]) hasRoom() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.idle > 0 || a.workers < a.set.max
+}
+
+// reserve takes the idle workers the next fetch is for out of idle, and
+// returns how many, and how many tasks to ask for: one for each worker
+// whose completion the round commits, those, and the workers an elastic
+// actor may still start, up to Config.FetchBatch.
+func (a *Actor[T]) reserve(completing int) (fromIdle, want int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	fromIdle = min(a.idle, max(a.set.fetchBatch-completing, 0))
+	a.idle -= fromIdle
+	want = min(completing+fromIdle+a.set.max-a.workers, a.set.fetchBatch)
+	// A retry due by now is in this fetch's reach.
+	if !a.wakeAt.IsZero() && !time.Now().Before(a.wakeAt) {
+		a.wakeAt = time.Time{}
+	}
+	return fromIdle, want
+}
+
+// runRound sends rd's statements as one batch, and on success settles
+// what they did: replies to the completing workers, hands out the fetched
+// tasks, applies the heartbeat.
+func (a *Actor[T]) runRound(rd *round[T]) error {
+	a.lastFetched = nil
+	leased := func(group []*settling[T]) ([]int64, []int32) {
+		ids, runs := make([]int64, len(group)), make([]int32, len(group))
+		for i, s := range group {
+			ids[i], runs[i] = s.r.id, s.r.runs
+		}
+		return ids, runs
+	}
+	b := &pgx.Batch{}
+	deleted := make(map[int64]bool, len(rd.done))
+	if len(rd.done) > 0 {
+		ids, runs := leased(rd.done)
+		b.Queue(a.q.complete, ids, runs, a.owner, a.name).Query(func(rows pgx.Rows) error {
+			return forEach(rows, func() error {
+				var id int64
+				err := rows.Scan(&id)
+				deleted[id] = true
+				return err
+			})
+		})
+	}
+	if len(rd.back) > 0 {
+		ids, runs := leased(rd.back)
+		b.Queue(a.q.giveBack, ids, runs, a.owner)
+	}
+	var hbIDs []int64
+	var hbRuns []int32
+	held := make(map[int64]bool) // id → canceled
+	if rd.heartbeat {
+		settling := make(map[int64]bool, len(rd.done)+len(rd.back))
+		for _, s := range rd.done {
+			settling[s.r.id] = true
+		}
+		for _, s := range rd.back {
+			settling[s.r.id] = true
+		}
+		a.mu.Lock()
+		for id, r := range a.leases {
+			if !settling[id] {
+				hbIDs, hbRuns = append(hbIDs, id), append(hbRuns, r.runs)
+			}
+		}
+		a.mu.Unlock()
+		if len(hbIDs) > 0 {
+			b.Queue(a.q.heartbeat, hbIDs, hbRuns, a.owner, a.set.lease.Microseconds()).Query(func(rows pgx.Rows) error {
+				return forEach(rows, func() error {
+					var id int64
+					var canceled bool
+					err := rows.Scan(&id, &canceled)
+					held[id] = canceled
+					return err
+				})
+			})
+		}
+	}
+	var fetched []*run[T]
+	if rd.want > 0 {
+		b.Queue(a.q.fetch, a.name, rd.want, a.owner, a.set.lease.Microseconds()).Query(func(rows pgx.Rows) error {
+			return forEach(rows, func() error {
+				r := &run[T]{}
+				err := rows.Scan(&r.id, &r.typ, &r.payload, &r.enqueued, &r.attempt, &r.runs, &r.lost, &r.canceled)
+				fetched = append(fetched, r)
+				return err
+			})
+		})
+	}
+	sent := time.Now()
+	if b.Len() > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
+		err := a.pool.SendBatch(ctx, b).Close()
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	// Committed.
+	if rd.heartbeat {
+		a.applyHeartbeat(sent, hbIDs, hbRuns, held)
+	}
+	for _, s := range rd.back {
+		a.release(s.r)
+	}
+	a.mu.Lock()
+	for _, r := range fetched {
+		r.deadline = sent.Add(a.set.lease)
+		r.state = &taskState{pool: a.pool}
+		r.ctx, r.cancel = context.WithCancelCause(context.WithValue(context.Background(), taskKey{}, r.state))
+		a.leases[r.id] = r
+	}
+	a.mu.Unlock()
+	a.lastFetched = fetched
+	if len(fetched) > 0 {
+		fault(pointFetched)
+	}
+	// The completing workers take the first tasks, then the reserved idle
+	// workers, then new workers.
+	next := fetched
+	for _, s := range rd.done {
+		o := outcome[T]{}
+		if !deleted[s.r.id] {
+			o.err = errRefused
+		}
+		if len(next) > 0 {
+			o.next, next = next[0], next[1:]
+		}
+		s.reply <- o
+	}
+	a.dispatch(next, rd.fromIdle)
+	return nil
+}
+
+// failRound settles a round whose batch failed, as a whole: completions
+// are kept for the next round while their leases may still be this
+// process's (all of them when final is false and none past), give-backs
+// are kept, the reserved workers go back to idle, and the leases are
+// checked against their deadlines. It returns the work to retry.
+func (a *Actor[T]) failRound(rd *round[T], err error, final bool) (done, back []*settling[T]) {
+	a.mu.Lock()
+	a.idle += rd.fromIdle
+	now := time.Now()
+	for _, s := range rd.done {
+		if final || now.After(s.r.deadline) {
+			s.reply <- outcome[T]{err: err}
+		} else {
+			done = append(done, s)
+		}
+	}
+	a.mu.Unlock()
+	if rd.heartbeat {
+		a.applyHeartbeat(now, nil, nil, nil)
+	}
+	if final {
+		for _, s := range rd.back {
+			a.release(s.r)
+		}
+		if len(rd.back) > 0 {
+			a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: could not give tasks back; they run again once their leases run out",
+				slog.String("actor", a.name), slog.Int("tasks", len(rd.back)), slog.Any("error", err))
+		}
+		return nil, nil
+	}
+	return done, rd.back
+}
+
+// applyHeartbeat extends the leases the heartbeat found held and cancels,
+// with ErrLeaseLost, the handlers of those it did not find, and with
+// ErrCanceled those of tasks marked canceled. Then it cancels the
+// handlers of leases not renewed in time — the server unreachable — as
+// lost too. ids is nil after a failed heartbeat.
+func (a *Actor[T]) applyHeartbeat(sent time.Time, ids []int64, runs []int32, held map[int64]bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, id := range ids {
+		r := a.leases[id]
+		if r == nil || r.runs != runs[i] {
+			continue // settled meanwhile
+		}
+		canceled, ok := held[id]
+		switch {
+		case !ok:
+			r.cancel(ErrLeaseLost)
+		case canceled:
+			r.deadline = sent.Add(a.set.lease)
+			r.cancel(ErrCanceled)
+		default:
+			r.deadline = sent.Add(a.set.lease)
+		}
+	}
+	for _, r := range a.leases {
+		if sent.After(r.deadline) {
+			r.cancel(ErrLeaseLost)
+		}
+	}
+}
+
+// dispatch hands runs to the idle workers reserved for them, and starts
+// workers for the rest; reserved workers left over go back to idle.
+func (a *Actor[T]) dispatch(runs []*run[T], fromIdle int) {
+	handed := min(len(runs), fromIdle)
+	a.mu.Lock()
+	a.idle += fromIdle - handed
+	a.busy += len(runs)
+	for _, r := range runs[handed:] {
+		a.spawnLocked(r)
+	}
+	a.mu.Unlock()
+	for _, r := range runs[:handed] {
+		a.tasks <- r
+	}
+}
+
+// complete records r's success: in the handler's transaction if it began
+// one, else in the pump's next round. It returns once the completion has
+// committed, or has been refused or has failed, with the worker's next
+// task if the round took one.
+func (a *Actor[T]) complete(worker string, r *run[T]) *run[T] {
+	if tx := r.state.end(); tx != nil {
+		a.completeTx(worker, r, tx)
+		return nil
+	}
+	defer a.release(r)
+	a.mu.Lock()
+	if a.keeperClosed {
+		a.mu.Unlock()
+		a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: handler returned after Close gave its task back; the task runs again",
+			slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", r.id))
+		return nil
+	}
+	s := &settling[T]{r: r, reply: make(chan outcome[T], 1)}
+	a.done <- s // never blocks: it holds a place per worker
+	a.mu.Unlock()
+	o := <-s.reply
+	switch {
+	case errors.Is(o.err, errRefused):
+		a.refused(worker, r, "complete")
+	case o.err != nil:
+		a.log.LogAttrs(context.Background(), slog.LevelError, "pgactor: could not record a completion; the task runs again once its lease runs out",
+			slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", r.id), slog.Any("error", o.err))
+	}
+	return o.next
+}
+
+// completeTx deletes r's row in the handler's transaction and commits it,
+// so that the handler's writes and the completion happen together or not
+// at all.
+func (a *Actor[T]) completeTx(worker string, r *run[T], tx pgx.Tx) {
+	defer a.release(r)
+	ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
+	defer cancel()
+	var n int
+	err := tx.QueryRow(ctx, a.q.completeOne, r.id, r.runs, a.owner, a.name).Scan(&n)
+	if err == nil && n == 1 {
+		fault(pointCommit)
+		err = tx.Commit(ctx)
+		if err == nil {
+			return
+		}
+	} else {
+		tx.Rollback(ctx)
+	}
+	if err == nil {
+		a.refused(worker, r, "complete")
+		return
+	}
+	a.log.LogAttrs(context.Background(), slog.LevelError, "pgactor: could not commit a task's transaction; its writes were not made, and it runs again once its lease runs out",
+		slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", r.id), slog.Any("error", err))
+}
+
+// giveBack has the pump release r's lease at once, without charging the
+// attempt. After Close stopped the pump, giveBackAll releases it.
+func (a *Actor[T]) giveBack(r *run[T]) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.keeperClosed || r.released {
+		return
+	}
+	a.done <- &settling[T]{r: r, giveBack: true}
+}
+
+// giveBackAll releases every lease this instance still holds, at Close
+// once the pump has stopped.
+func (a *Actor[T]) giveBackAll() error {
+	a.mu.Lock()
+	var ids []int64
+	var runs []int32
+	for id, r := range a.leases {
+		r.released = true
+		r.cancel(errClosing)
+		ids, runs = append(ids, id), append(runs, r.runs)
+	}
+	clear(a.leases)
+	a.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
+	defer cancel()
+	if _, err := a.pool.Exec(ctx, a.q.giveBack, ids, runs, a.owner); err != nil {
+		return fmt.Errorf("pgactor: actor %q: give back %d tasks at Close (they run again once their leases run out): %w", a.name, len(ids), err)
+	}
+	return nil
+}
+
+// forEach calls fn for each row, and returns the first error, the rows'
+// included.
+func forEach(rows pgx.Rows, fn func() error) error {
+	for rows.Next() {
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

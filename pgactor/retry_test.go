@@ -1,0 +1,263 @@
+package pgactor
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// errorLog collects what OnError receives.
+type errorLog struct {
+	mu   sync.Mutex
+	errs []*actor.TaskError
+}
+
+func (l *errorLog) add(e *actor.TaskError) {
+	l.mu.Lock()
+	l.errs = append(l.errs, e)
+	l.mu.Unlock()
+}
+
+func (l *errorLog) all() []*actor.TaskError {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]*actor.TaskError(nil), l.errs...)
+}
+
+// TestRetry checks that a failing task runs again after the backoff, with
+// its attempt number, that OnError hears of each failure, and the counters.
+func TestRetry(t *testing.T) {
+	r := newRig(t)
+	var errs errorLog
+	var mu sync.Mutex
+	var at []time.Time
+	const backoff = 100 * time.Millisecond
+	a := start(r, "retry", func(ctx context.Context, task actor.Task[int]) error {
+		mu.Lock()
+		defer mu.Unlock()
+		at = append(at, time.Now())
+		if task.Attempt != len(at) {
+			t.Errorf("attempt %d is run %d", task.Attempt, len(at))
+		}
+		if task.Attempt < 3 {
+			return errors.New("not yet")
+		}
+		return nil
+	}, Config[int]{MaxAttempts: 3, Backoff: actor.Backoff{Initial: backoff, Multiplier: 2}, OnError: errs.add, PollInterval: time.Hour})
+	if _, err := a.Send(t.Context(), 7); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "completed on the third attempt", func() bool { return stats(t, a).Completed == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	// The backoff is 100ms then 200ms. With PollInterval an hour, only the
+	// fetcher's own wake-up at the retry's time can have started them.
+	for i, want := range []time.Duration{backoff, 2 * backoff} {
+		if gap := at[i+1].Sub(at[i]); gap < want-10*time.Millisecond || gap > want+5*time.Second {
+			t.Errorf("attempt %d ran %v after attempt %d, want about %v", i+2, gap, i+1, want)
+		}
+	}
+	e := errs.all()
+	if len(e) != 2 || e[0].Attempt != 1 || e[1].Attempt != 2 || e[0].Final || e[1].Final || e[0].Actor != "retry" || e[0].Err.Error() != "not yet" {
+		t.Errorf("OnError got %v", e)
+	}
+	s := stats(t, a)
+	if s.Failed != 2 || s.Retried != 2 || s.Completed != 1 || s.DeadLettered != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestRetryHoldsNoWorker checks that a task waiting for its backoff holds
+// neither a worker nor a lease: the only worker runs another task
+// meanwhile, and the waiting one counts as Retrying.
+func TestRetryHoldsNoWorker(t *testing.T) {
+	r := newRig(t)
+	ran := make(chan int, 10)
+	a := start(r, "waiting", func(ctx context.Context, task actor.Task[int]) error {
+		ran <- task.Payload
+		if task.Payload == 1 {
+			return errors.New("fail")
+		}
+		return nil
+	}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Hour}})
+	if _, err := a.Send(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if p := <-ran; p != 1 {
+		t.Fatalf("ran %d first", p)
+	}
+	eventually(t, 10*time.Second, "the failed task waits for its retry", func() bool { return stats(t, a).Retrying == 1 })
+	if _, err := a.Send(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-ran:
+		if p != 2 {
+			t.Fatalf("ran %d", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the only worker is held by a task waiting for its retry")
+	}
+	var owner *string
+	if err := r.pool.QueryRow(t.Context(), expand(r.schema, `SELECT owner FROM {s}.tasks WHERE actor = 'waiting'`)).Scan(&owner); err != nil {
+		t.Fatal(err)
+	}
+	if owner != nil {
+		t.Errorf("a task waiting for its retry is leased to %s", *owner)
+	}
+}
+
+// TestFinalFailures checks the dead letters of a permanent error, of
+// attempts spent, of a timeout and of a panic.
+func TestFinalFailures(t *testing.T) {
+	r := newRig(t)
+	var errs errorLog
+	boom := errors.New("boom")
+	a := start(r, "final", func(ctx context.Context, task actor.Task[string]) error {
+		switch task.Payload {
+		case "permanent":
+			return actor.Permanent(boom)
+		case "spent":
+			return boom
+		case "slow":
+			<-ctx.Done()
+			return ctx.Err()
+		case "panic":
+			panic("at the disco")
+		}
+		return nil
+	}, Config[string]{Workers: 4, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, Timeout: 100 * time.Millisecond,
+		OnError: errs.add, PollInterval: 20 * time.Millisecond})
+	ids := map[string]uint64{}
+	for _, p := range []string{"permanent", "spent", "slow", "panic"} {
+		id, err := a.Send(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[p] = id
+	}
+	eventually(t, 20*time.Second, "all dead-lettered", func() bool { return stats(t, a).DeadLettered == 4 })
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]DeadLetter[string]{}
+	for _, l := range letters {
+		got[l.Task.Payload] = l
+	}
+	for _, tt := range []struct {
+		payload  string
+		reason   Reason
+		attempts int
+		err      string
+	}{
+		{"permanent", ReasonPermanent, 1, "boom"},
+		{"spent", ReasonMaxAttempts, 2, "boom"},
+		{"slow", ReasonMaxAttempts, 2, "context deadline exceeded"},
+		{"panic", ReasonMaxAttempts, 2, "handler panicked: at the disco"},
+	} {
+		l, ok := got[tt.payload]
+		switch {
+		case !ok:
+			t.Errorf("no dead letter for %q", tt.payload)
+		case l.Reason != tt.reason || l.Attempts != tt.attempts || l.Err == nil || l.Err.Error() != tt.err ||
+			l.Task.ID != ids[tt.payload] || l.Actor != "final" || l.Time.IsZero() || l.Started.IsZero() || l.Task.Type != "string":
+			t.Errorf("dead letter of %q: %+v, want reason %v after %d attempts with %q", tt.payload, l, tt.reason, tt.attempts, tt.err)
+		}
+	}
+	finals := 0
+	for _, e := range errs.all() {
+		if e.Final {
+			finals++
+		}
+		if e.Err == nil {
+			t.Errorf("OnError without an error: %+v", e)
+		}
+		if pe := (*actor.PanicError)(nil); errors.As(e.Err, &pe) && len(pe.Stack) == 0 {
+			t.Errorf("panic reported without its stack")
+		}
+	}
+	if finals != 4 {
+		t.Errorf("%d final failures reported, want 4", finals)
+	}
+	if s := stats(t, a); s.Failed != 7 || s.Retried != 3 || s.DeadLetters != 4 {
+		t.Errorf("stats %+v, want 7 failed attempts, 3 retries, 4 dead letters stored", s)
+	}
+}
+
+// TestCancel checks canceling a waiting task and a running one.
+func TestCancel(t *testing.T) {
+	r := newRig(t)
+	running := make(chan struct{})
+	causes := make(chan error, 1)
+	a := start(r, "cancel", func(ctx context.Context, task actor.Task[string]) error {
+		close(running)
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return ctx.Err()
+	}, Config[string]{Workers: 1, Lease: 600 * time.Millisecond, Heartbeat: 100 * time.Millisecond})
+	busy, err := a.Send(t.Context(), "running")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	waiting, err := a.Send(t.Context(), "waiting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := a.Cancel(t.Context(), waiting, busy, 999999)
+	if err != nil || n != 2 {
+		t.Fatalf("Cancel: %d, %v; want 2 found", n, err)
+	}
+	select {
+	case cause := <-causes:
+		if cause != ErrCanceled {
+			t.Errorf("the running handler's context ended with %v, want ErrCanceled", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the running handler was not canceled")
+	}
+	eventually(t, 10*time.Second, "both dead-lettered", func() bool { return stats(t, a).DeadLettered == 2 })
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{Reason: ReasonCanceled})
+	if err != nil || len(letters) != 2 {
+		t.Fatalf("canceled letters: %v, %v", letters, err)
+	}
+	for _, l := range letters {
+		if want := map[uint64]int{busy: 1, waiting: 0}[l.Task.ID]; l.Attempts != want {
+			t.Errorf("canceled %q after %d attempts, want %d", l.Task.Payload, l.Attempts, want)
+		}
+	}
+}
+
+// TestGoexit checks that a handler calling runtime.Goexit fails its
+// attempt with an *actor.PanicError, and that a worker takes the place of
+// the one it ended.
+func TestGoexit(t *testing.T) {
+	r := newRig(t)
+	var errs errorLog
+	var ran ledger[int]
+	a := start(r, "goexit", func(ctx context.Context, task actor.Task[int]) error {
+		ran.add(task.Attempt)
+		if task.Attempt == 1 {
+			runtime.Goexit()
+		}
+		return nil
+	}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, OnError: errs.add})
+	if _, err := a.Send(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "completed on the second attempt", func() bool { return stats(t, a).Completed == 1 })
+	e := errs.all()
+	var pe *actor.PanicError
+	if len(e) != 1 || !errors.As(e[0].Err, &pe) || !pe.Goexit || e[0].Final {
+		t.Errorf("OnError got %v, want one retried Goexit", e)
+	}
+	if s := stats(t, a); s.Workers != 1 || ran.count() != 2 {
+		t.Errorf("stats %+v after %d runs: want the worker replaced", s, ran.count())
+	}
+}

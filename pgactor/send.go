@@ -1,0 +1,251 @@
+package pgactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+	"github.com/jackc/pgx/v5"
+)
+
+// A SendOption sets a property of the tasks being sent.
+type SendOption func(*sendOptions)
+
+type sendOptions struct {
+	typ      string
+	at       time.Time
+	delay    time.Duration
+	key      string
+	hasKey   bool
+	priority int16
+	err      error
+}
+
+// RunAt makes the task due at t rather than now. A worker takes it within
+// Config.PollInterval of t (at once if this process's own workers scheduled
+// it as a retry).
+func RunAt(t time.Time) SendOption {
+	return func(o *sendOptions) {
+		if t.IsZero() {
+			o.err = errors.New("RunAt: the time is zero")
+		}
+		o.at, o.delay = t, 0
+	}
+}
+
+// After makes the task due d after the send, by the database's clock.
+func After(d time.Duration) SendOption {
+	return func(o *sendOptions) {
+		if d < 0 {
+			o.err = fmt.Errorf("After: the delay must be ≥ 0, got %v", d)
+		}
+		o.at, o.delay = time.Time{}, d
+	}
+}
+
+// UniqueKey refuses the send, with a [*DuplicateError], while a live task
+// of the actor — queued, scheduled, running or waiting for a retry — has
+// the same key. Once that task completes or is dead-lettered the key is
+// free again. The refusal names the live task, so a caller that wants
+// "send unless already pending" treats ErrDuplicate as success.
+func UniqueKey(key string) SendOption {
+	return func(o *sendOptions) {
+		if key == "" {
+			o.err = errors.New("UniqueKey: the key is empty")
+		}
+		o.key, o.hasKey = key, true
+	}
+}
+
+// Priority ranks the task among those due: higher runs first; the default
+// is 0. Within a priority, tasks run in the order they became due, then
+// the order they were sent.
+func Priority(p int16) SendOption {
+	return func(o *sendOptions) { o.priority = p }
+}
+
+// WithType names the kind of work a task is, for logs, errors and dead
+// letters; without it a task's type is the Go type of its payload.
+func WithType(name string) SendOption {
+	return func(o *sendOptions) {
+		if name == "" {
+			o.err = errors.New("WithType: the name is empty")
+		}
+		o.typ = name
+	}
+}
+
+// Send stores a task for payload and returns its ID once it is committed.
+//
+// On the context a handler received, the task joins the handler's task
+// transaction (see Tx): it exists only if the handler's task completes. On
+// the context of a pgpool.With callback, it is sent on that callback's
+// connection, inside the transaction open on it if any: it exists only if
+// that transaction commits. Otherwise it commits on its own.
+//
+// It fails with a [*DuplicateError] when UniqueKey's key is taken, an
+// [*EncodeError] when the codec refuses the payload, and actor.ErrClosed
+// after Close.
+func (a *Actor[T]) Send(ctx context.Context, payload T, opts ...SendOption) (uint64, error) {
+	ids, err := a.send(ctx, nil, []T{payload}, opts, false)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// SendTx is Send inside the caller's transaction: the task exists only if
+// tx commits, and runs once it has.
+func (a *Actor[T]) SendTx(ctx context.Context, tx pgx.Tx, payload T, opts ...SendOption) (uint64, error) {
+	if tx == nil {
+		return 0, fmt.Errorf("pgactor: SendTx to %q: the transaction is nil", a.name)
+	}
+	ids, err := a.send(ctx, tx, []T{payload}, opts, false)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// SendBatch stores a task for each payload in one statement — all or none
+// — and returns their IDs in the order of payloads. The options apply to
+// every task; UniqueKey is refused, since the tasks would share the key.
+// It joins a transaction as Send does.
+func (a *Actor[T]) SendBatch(ctx context.Context, payloads []T, opts ...SendOption) ([]uint64, error) {
+	return a.send(ctx, nil, payloads, opts, true)
+}
+
+// SendBatchTx is SendBatch inside the caller's transaction.
+func (a *Actor[T]) SendBatchTx(ctx context.Context, tx pgx.Tx, payloads []T, opts ...SendOption) ([]uint64, error) {
+	if tx == nil {
+		return nil, fmt.Errorf("pgactor: SendBatchTx to %q: the transaction is nil", a.name)
+	}
+	return a.send(ctx, tx, payloads, opts, true)
+}
+
+// A querier runs a statement: a *pgx.Conn or a pgx.Tx.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []SendOption, batch bool) ([]uint64, error) {
+	if a.closed.Load() {
+		return nil, fmt.Errorf("send to %q: %w", a.name, actor.ErrClosed)
+	}
+	o := sendOptions{typ: a.typ}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch {
+	case o.err != nil:
+		return nil, fmt.Errorf("pgactor: send to %q: %w", a.name, o.err)
+	case batch && o.hasKey:
+		return nil, fmt.Errorf("pgactor: SendBatch to %q: UniqueKey would give every task of the batch the same key: send them one by one", a.name)
+	case batch && len(payloads) == 0:
+		return nil, nil
+	}
+	enc := make([][]byte, len(payloads))
+	for i, p := range payloads {
+		b, err := a.codec.Encode(p)
+		if err != nil {
+			return nil, &EncodeError{Actor: a.name, Type: a.typ, Err: err}
+		}
+		enc[i] = b
+	}
+	if tx != nil {
+		return a.insert(ctx, tx, true, enc, &o, batch)
+	}
+	if st := stateFrom(ctx); st != nil && st.pool == a.pool {
+		tx, err := st.begin(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("pgactor: send to %q: begin the task's transaction: %w", a.name, err)
+		}
+		return a.insert(ctx, tx, true, enc, &o, batch)
+	}
+	var ids []uint64
+	err := a.pool.With(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+		var err error
+		ids, err = a.insert(ctx, conn, conn.PgConn().TxStatus() != 'I', enc, &o, batch)
+		return err
+	})
+	return ids, err
+}
+
+// insert runs the send statement. Inside a transaction it always notifies
+// — the notification goes out when the transaction commits, and
+// PostgreSQL sends one per transaction — and outside one, the notifier
+// decides.
+func (a *Actor[T]) insert(ctx context.Context, db querier, inTx bool, enc [][]byte, o *sendOptions, batch bool) ([]uint64, error) {
+	notify := inTx || a.notifier.claim()
+	var at *time.Time
+	if !o.at.IsZero() {
+		at = &o.at
+	}
+	var sql string
+	var args []any
+	if batch {
+		sql = a.q.sendBatch
+		if notify {
+			sql = a.q.sendBatchNotify
+		}
+		args = []any{a.name, o.typ, enc, o.priority, at, o.delay.Microseconds()}
+	} else {
+		sql = a.q.send
+		if notify {
+			sql = a.q.sendNotify
+		}
+		var key *string
+		if o.hasKey {
+			key = &o.key
+		}
+		args = []any{a.name, o.typ, enc[0], o.priority, key, at, o.delay.Microseconds()}
+	}
+	if notify {
+		args = append(args, a.channel)
+	}
+	rows, err := db.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pgactor: send to %q: %w", a.name, err)
+	}
+	ids := make([]uint64, 0, len(enc))
+	for rows.Next() {
+		var id int64
+		dst := []any{&id}
+		if notify {
+			dst = append(dst, nil) // pg_notify's void
+		}
+		if err := rows.Scan(dst...); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("pgactor: send to %q: %w", a.name, err)
+		}
+		ids = append(ids, uint64(id))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pgactor: send to %q: %w", a.name, err)
+	}
+	if !batch && len(ids) == 0 {
+		d := &DuplicateError{Actor: a.name, Key: o.key}
+		var id int64
+		if db.QueryRow(ctx, a.q.liveKey, a.name, o.key).Scan(&id) == nil {
+			d.ID = uint64(id)
+		}
+		return nil, d
+	}
+	if batch {
+		// The ids were drawn in the order of the payloads.
+		slices.Sort(ids)
+	}
+	if !inTx {
+		if !notify {
+			a.notifier.trail()
+		}
+		if a.handler != nil {
+			a.poke()
+		}
+	}
+	return ids, nil
+}

@@ -1,0 +1,63 @@
+package pgactor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// TestBoundedStorage runs rounds of a steady load — a batch sent, worked
+// down to nothing — on a server whose autovacuum is off, and checks that
+// the tables stop growing after the first rounds: completed tasks are
+// deleted, and maintenance vacuums the dead rows that leaves.
+func TestBoundedStorage(t *testing.T) {
+	r := newRig(t)
+	a := start(r, "steady", func(ctx context.Context, task actor.Task[int]) error { return nil },
+		Config[int]{Workers: 8, MaintenanceInterval: 50 * time.Millisecond})
+	const rounds, batch = 6, 800
+	payloads := make([]int, batch)
+	size := func() (tasks, counts int64) {
+		if err := r.pool.QueryRow(context.Background(), `SELECT pg_total_relation_size($1), pg_total_relation_size($2)`,
+			r.schema+".tasks", r.schema+".counts").Scan(&tasks, &counts); err != nil {
+			t.Fatal(err)
+		}
+		return tasks, counts
+	}
+	vacuums := func() int {
+		var n int
+		if err := r.pool.QueryRow(context.Background(), `SELECT vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'tasks'`, r.schema).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var warmTasks, warmCounts int64
+	for round := range rounds {
+		before := vacuums()
+		if _, err := a.SendBatch(t.Context(), payloads); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 20 { // and some on their own, as counter increments
+			if _, err := a.Send(t.Context(), i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := uint64((round + 1) * (batch + 20))
+		eventually(t, 60*time.Second, "the round's tasks completed", func() bool { return stats(t, a).Completed == want })
+		eventually(t, 30*time.Second, "maintenance vacuumed the round's dead rows", func() bool { return vacuums() > before })
+		tasks, counts := size()
+		t.Logf("round %d: tasks %d kB, counts %d kB", round, tasks/1024, counts/1024)
+		// Without vacuum they grow by about a round's rows each round:
+		// past twice their size after round 1 by the last.
+		if round == 1 {
+			warmTasks, warmCounts = tasks, counts
+		}
+		if round > 1 && (tasks > warmTasks*2 || counts > warmCounts*2) {
+			t.Errorf("round %d: the tables grew to %d and %d bytes from %d and %d after round 1", round, tasks, counts, warmTasks, warmCounts)
+		}
+	}
+	if n := r.count(`SELECT count(*) FROM {s}.tasks`); n != 0 {
+		t.Errorf("%d completed tasks kept", n)
+	}
+}
