@@ -4,6 +4,7 @@
 //
 //	actorpool demo [flags]              pool connections to a server under load
 //	actorpool config check FILE...      check configuration files
+//	actorpool migrate --postgres URL    create or upgrade the durable actors' tables
 //	actorpool bench                     how to run the benchmark comparison
 //	actorpool help [COMMAND]            explain a command
 //
