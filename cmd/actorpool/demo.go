@@ -41,9 +41,9 @@ The demo pools connections to a server and puts them under load:
 
 Against PostgreSQL the audit actor is durable (package pgactor): its tasks
 are rows in the schema --schema, migrated at start and kept between runs,
-and each is written in the task's own transaction, once. Ctrl-C stops it at
-once and loses nothing: the tasks it held go back to the queue, and the next
-run finishes what is left, and says so.
+and each is written in the task's own transaction, once. Ctrl-C stops it
+taking tasks and loses nothing: the running ones finish, the others stay in
+the queue, and the next run finishes them, and says so.
 
 While it runs it shows the pool's connections in use, idle and waited for,
 requests per second, the wait for a connection (p50, p99), and the audit
