@@ -28,6 +28,6 @@
 // _total. [Collector.Describe] lists them all with their help.
 //
 // The durable actors of package pgactor are exported by package
-// metrics/pgmetrics, in the same families, so that this package does not
-// compile pgx.
+// metrics/pgmetrics, in the same families where the meaning is the same; it
+// is a package of its own so that this one does not compile pgx.
 package metrics
