@@ -26,4 +26,8 @@
 // Every metric is named actorpool_pool_... or actorpool_actor_..., with its
 // unit in its name: durations in seconds, counts of events ending in
 // _total. [Collector.Describe] lists them all with their help.
+//
+// The durable actors of package pgactor are exported by package
+// metrics/pgmetrics, in the same families where the meaning is the same; it
+// is a package of its own so that this one does not compile pgx.
 package metrics

@@ -39,15 +39,23 @@ The demo pools connections to a server and puts them under load:
     audit record; its workers write the records through a pool "audit" of
     their own, so that background work cannot starve requests.
 
+Against PostgreSQL the audit actor is durable (package pgactor): its tasks
+are rows in the schema --schema, migrated at start and kept between runs,
+and each is written in the task's own transaction, once. Ctrl-C stops it
+taking tasks and loses nothing: the running ones finish, the others stay in
+the queue, and the next run finishes them, and says so.
+
 While it runs it shows the pool's connections in use, idle and waited for,
 requests per second, the wait for a connection (p50, p99), and the audit
 tasks queued and done: redrawn in place on a terminal, a line a second
 otherwise. At the end, or on Ctrl-C, it closes the actor (letting it drain
-its queue) and the pools, then prints a summary and a latency histogram.
+its queue; a durable one drains only at the end) and the pools, then prints
+a summary and a latency histogram.
 
 Against a real server the demo writes under names of its own and removes
 them at the end: Redis keys actorpool-demo:<run>:*, a PostgreSQL schema
-actorpool_demo_<run>.
+actorpool_demo_<run>. The durable actor's schema stays; remove it with
+DROP SCHEMA pgactor_demo CASCADE.
 
 Flags:
 `
@@ -63,7 +71,8 @@ Examples:
 
 With --config, the demo takes the pool "demo" and the actor "audit" from the
 file, and the pool "audit" if there is one; flags given on the command line
-override the file.
+override the file. A durable actor takes all the actor's settings but the
+mailbox's (capacity, overflow, dead_letter_rejected).
 
 Exit codes: 0 the run completed; 1 it could not start (a server that cannot
 be reached, a bad configuration) or more than 1% of its requests failed;
@@ -79,6 +88,7 @@ type demoFlags struct {
 	think      time.Duration
 	redis      string
 	postgres   string
+	schema     string
 	metrics    string
 	configPath string
 	chart      string
@@ -95,7 +105,8 @@ func runDemo(ctx context.Context, stop func(), args []string, stdout, stderr io.
 	fs.IntVar(&f.workers, "workers", 8, "workers of the audit actor, and connections of its pool")
 	fs.DurationVar(&f.think, "think", 0, "mean pause of a client between requests, such as 1ms (0: none)")
 	fs.StringVar(&f.redis, "redis", "", "load the Redis server at `host:port` instead of the embedded one")
-	fs.StringVar(&f.postgres, "postgres", "", "load the PostgreSQL server at `DSN` (postgres://user@host:5432/db)")
+	fs.StringVar(&f.postgres, "postgres", "", "load the PostgreSQL server at `DSN` (postgres://user@host:5432/db), with a durable audit actor")
+	fs.StringVar(&f.schema, "schema", defaultDemoSchema, "with --postgres, the `schema` of the durable audit actor's tables")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics while running, such as 127.0.0.1:9090")
 	fs.StringVar(&f.configPath, "config", "", "take the pools' and the actor's settings from `FILE` (YAML)")
 	fs.StringVar(&f.chart, "chart", "", "write a chart of the run to `FILE` (.svg, .png or .pdf)")
@@ -140,6 +151,8 @@ func (f *demoFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("--think %v: must not be negative", f.think)
 	case f.redis != "" && f.postgres != "":
 		return errors.New("--redis and --postgres: choose one server")
+	case f.set["schema"] && f.postgres == "":
+		return errors.New("--schema: the durable audit actor needs --postgres")
 	case f.progress != "auto" && f.progress != progressLive && f.progress != progressLines && f.progress != progressOff:
 		return fmt.Errorf("--progress %q: must be live, lines, off or auto", f.progress)
 	}
@@ -177,7 +190,7 @@ func settingsFor(f demoFlags) (settings, error) {
 			Name: "demo", MaxObjects: f.size, MinIdle: min(2, f.size),
 			MaxIdleTime: time.Minute, CreateTimeout: 5 * time.Second, ValidationInterval: 30 * time.Second,
 		},
-		auditPool: actorpool.Config{Name: "audit", MaxObjects: f.workers, CreateTimeout: 5 * time.Second},
+		auditPool: actorpool.Config{Name: "audit", MaxObjects: f.auditConns(f.workers), CreateTimeout: 5 * time.Second},
 		audit: config.Actor{
 			Name: "audit", Workers: f.workers, Capacity: 1000, MaxAttempts: 3,
 			Backoff: actor.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Jitter: 0.2},
@@ -211,9 +224,18 @@ func settingsFor(f demoFlags) (settings, error) {
 	if ap, ok := file.Pool("audit"); ok {
 		s.auditPool = ap.Config
 	} else {
-		s.auditPool.MaxObjects = workers
+		s.auditPool.MaxObjects = f.auditConns(workers)
 	}
 	return s, nil
+}
+
+// auditConns returns the size of the audit actor's pool for its number
+// of workers: one each, and durableExtraConns more for a durable actor.
+func (f *demoFlags) auditConns(workers int) int {
+	if f.postgres != "" {
+		return workers + durableExtraConns
+	}
+	return workers
 }
 
 // demo runs the demo and returns the exit code.
@@ -232,9 +254,12 @@ func demo(ctx context.Context, stopSignals func(), f demoFlags, stdout, stderr i
 	}
 
 	var b backend
+	var pg *postgresBackend // against PostgreSQL, where the audit actor is durable
 	switch {
 	case f.postgres != "":
-		b, err = newPostgresBackend(ctx, f.postgres, s.reqPool, s.auditPool)
+		if pg, err = newPostgresBackend(ctx, f.postgres, s.reqPool, s.auditPool); err == nil {
+			b = pg
+		}
 	default:
 		b, err = newRedisBackend(ctx, f.redis, s.reqPool, s.auditPool)
 	}
@@ -244,23 +269,27 @@ func demo(ctx context.Context, stopSignals func(), f demoFlags, stdout, stderr i
 	m.AddPool(s.reqPool.Name, func() actorpool.Stats { st, _ := b.stats(); return st })
 	m.AddPool(s.auditPool.Name, func() actorpool.Stats { _, st := b.stats(); return st })
 
-	acfg := config.ActorConfig[auditEvent](s.audit)
-	acfg.Logger = logger
-	acfg.OnError = func(*actor.TaskError) {} // counted in Stats, summed up at the end
-	acfg.DeadLetters = actor.NewRingSink[auditEvent](100)
-	handle := func(ctx context.Context, t actor.Task[auditEvent]) error { return b.audit(ctx, t.Payload) }
-	audit, err := actor.New(s.audit.Name, metrics.InstrumentHandler(m.ActorObserver(s.audit.Name), handle), acfg)
+	handle := metrics.InstrumentHandler(m.ActorObserver(s.audit.Name), func(ctx context.Context, t actor.Task[auditEvent]) error {
+		return b.audit(ctx, t.Payload)
+	})
+	audit, durableMetrics, err := startAudit(ctx, f, s.audit, pg, handle, logger, m)
 	if err != nil {
 		b.close(context.Background())
 		return failf(stderr, "%v", err)
 	}
-	m.AddActor(s.audit.Name, audit.Stats)
+	durable, _ := audit.(*durableAudit)
 
 	var srv *http.Server
 	if f.metrics != "" {
-		srv, err = serveMetrics(f.metrics, m, stdout, stderr)
+		exported := []prometheus.Collector{m}
+		if durableMetrics != nil {
+			exported = append(exported, durableMetrics)
+		}
+		srv, err = serveMetrics(f.metrics, stdout, stderr, exported...)
 		if err != nil {
-			audit.Stop()
+			stopped, cancel := context.WithCancel(context.Background())
+			cancel()
+			audit.close(stopped, true)
 			b.close(context.Background())
 			return failf(stderr, "%v", err)
 		}
@@ -269,6 +298,9 @@ func demo(ctx context.Context, stopSignals func(), f demoFlags, stdout, stderr i
 	fmt.Fprintf(stdout, "actorpool demo: %d clients for %s against %s\n", f.clients, fmtSeconds(f.duration), b.describe())
 	fmt.Fprintf(stdout, "  pool %q: %d connections for requests; actor %q: %s writing audit records through pool %q (%d)\n",
 		s.reqPool.Name, s.reqPool.MaxObjects, s.audit.Name, workersOf(s.audit), s.auditPool.Name, s.auditPool.MaxObjects)
+	if durable != nil {
+		fmt.Fprint(stdout, durable.header())
+	}
 	if f.progress == progressLive {
 		fmt.Fprint(stdout, "  Ctrl-C stops the run and still prints the summary\n")
 	}
@@ -294,16 +326,22 @@ func demo(ctx context.Context, stopSignals func(), f demoFlags, stdout, stderr i
 	// Shut down: drain the actor, then close the pools, each with a bound.
 	res := &result{server: b.describe(), clients: f.clients, elapsed: elapsed, interrupted: interrupted, load: l,
 		reqName: s.reqPool.Name, auditName: s.auditPool.Name, actorName: s.audit.Name}
-	if interrupted && f.progress != progressOff {
+	switch {
+	case interrupted && f.progress != progressOff && durable != nil:
+		fmt.Fprintln(stdout, "\nstopping: closing the audit actor, whose queue stays in PostgreSQL for the next run, and the pools (Ctrl-C again to quit at once)")
+	case interrupted && f.progress != progressOff:
 		fmt.Fprintln(stdout, "\nstopping: draining the audit actor, closing the pools (Ctrl-C again to quit at once)")
 	}
 	var shutdown []error
 	dctx, dcancel := context.WithTimeout(context.Background(), drainTimeout)
-	if err := audit.Close(dctx); err != nil {
+	if err := audit.close(dctx, interrupted); err != nil {
 		shutdown = append(shutdown, err)
 	}
 	dcancel()
-	res.tasks = audit.Stats()
+	res.tasks = audit.stats()
+	if durable != nil {
+		res.actorNote = durable.footer()
+	}
 	cctx, ccancel := context.WithTimeout(context.Background(), closeTimeout)
 	if err := b.close(cctx); err != nil {
 		shutdown = append(shutdown, err)
@@ -359,15 +397,15 @@ func failf(stderr io.Writer, format string, args ...any) int {
 	return exitFailure
 }
 
-// serveMetrics serves the collector, with the Go runtime's and the
+// serveMetrics serves the collectors, with the Go runtime's and the
 // process's metrics, at addr until the server is shut down.
-func serveMetrics(addr string, m *metrics.Collector, stdout, stderr io.Writer) (*http.Server, error) {
+func serveMetrics(addr string, stdout, stderr io.Writer, cs ...prometheus.Collector) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics %s: %w; choose a free address, such as 127.0.0.1:0", addr, err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(append(cs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))...)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(slog.NewTextHandler(stderr, nil), slog.LevelError)}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool"
-	"github.com/actorpool/actorpool/actor"
 )
 
 var now = time.Now
@@ -31,7 +30,7 @@ type load struct {
 }
 
 // client runs requests until ctx ends, sending an audit task for each.
-func (l *load) client(ctx context.Context, id int, b backend, audit *actor.Actor[auditEvent], think time.Duration) {
+func (l *load) client(ctx context.Context, id int, b backend, audit auditActor, think time.Duration) {
 	r := rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano())))
 	for ctx.Err() == nil {
 		rq := request{client: id, user: r.IntN(numUsers), page: r.IntN(numPages)}
@@ -51,7 +50,7 @@ func (l *load) client(ctx context.Context, id int, b backend, audit *actor.Actor
 		l.requests.Add(1)
 		l.wait.record(rq.got.Sub(rq.start))
 		l.latency.record(end.Sub(rq.start))
-		err = audit.Send(ctx, auditEvent{Client: id, User: rq.user, Page: rq.page, At: end})
+		err = audit.send(ctx, auditEvent{Client: id, User: rq.user, Page: rq.page, At: end})
 		if err != nil && ctx.Err() == nil {
 			l.sendFail.Add(1)
 			l.errs.add("audit send", err)

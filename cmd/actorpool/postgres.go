@@ -4,25 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/pgactor"
+	"github.com/actorpool/actorpool/pgpool"
 )
 
-// postgresBackend loads a PostgreSQL server through two pools of pgx
-// connections. It creates a schema of its own with an accounts table of
-// numUsers rows and an audit table, and drops it at the end. A request
-// reads an account by its key; an audit write inserts a row, with
-// synchronous_commit off, as audit logs that may lose their last rows in a
-// crash usually are.
+// postgresBackend loads a PostgreSQL server through two pgpool pools. It
+// creates a schema of its own with an accounts table of numUsers rows and
+// an audit table, and drops it at the end. A request reads an account by
+// its key, and sends its audit task on the same pool, as a request
+// handler would. The audit pool holds the connections of the durable
+// audit actor (see durable.go), whose tasks insert their row in their own
+// transaction, so that each task leaves one row however many times it runs.
 type postgresBackend struct {
 	dsn      string
 	schema   string
 	created  bool // whether the schema exists, to be dropped
-	requests *actorpool.Pool[*pgx.Conn]
-	audits   *actorpool.Pool[*pgx.Conn]
+	requests *pgpool.Pool
+	audits   *pgpool.Pool
 }
 
 func newPostgresBackend(ctx context.Context, dsn string, reqCfg, auditCfg actorpool.Config) (*postgresBackend, error) {
@@ -31,9 +33,9 @@ func newPostgresBackend(ctx context.Context, dsn string, reqCfg, auditCfg actorp
 	}
 	b := &postgresBackend{dsn: dsn, schema: "actorpool_demo_" + runID()}
 	var err error
-	b.requests, err = actorpool.New(b.factory(""), reqCfg)
+	b.requests, err = b.pool(reqCfg)
 	if err == nil {
-		b.audits, err = actorpool.New(b.factory("SET synchronous_commit TO off"), auditCfg)
+		b.audits, err = b.pool(auditCfg)
 	}
 	if err == nil {
 		pctx, cancel := context.WithTimeout(ctx, pingTimeout)
@@ -47,38 +49,14 @@ func newPostgresBackend(ctx context.Context, dsn string, reqCfg, auditCfg actorp
 	return b, nil
 }
 
-// factory makes connections that run init, if any, once connected.
-func (b *postgresBackend) factory(init string) actorpool.Factory[*pgx.Conn] {
-	return actorpool.FactoryFuncs[*pgx.Conn]{
-		CreateFunc: func(ctx context.Context) (*pgx.Conn, error) {
-			c, err := pgx.Connect(ctx, b.dsn)
-			if err != nil {
-				return nil, err
-			}
-			if init != "" {
-				if _, err := c.Exec(ctx, init); err != nil {
-					c.Close(context.Background())
-					return nil, err
-				}
-			}
-			return c, nil
-		},
-		DestroyFunc: func(c *pgx.Conn) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			c.Close(ctx)
-		},
-		ValidateFunc: func(c *pgx.Conn) error {
-			if c.IsClosed() {
-				return errors.New("connection closed")
-			}
-			if c.PgConn().TxStatus() != 'I' {
-				return errors.New("connection left in a transaction")
-			}
-			return nil
-		},
-		TestFunc: func(ctx context.Context, c *pgx.Conn) error { return c.Ping(ctx) },
+// pool returns a pool of connections to the server, of cfg's shape.
+func (b *postgresBackend) pool(cfg actorpool.Config) (*pgpool.Pool, error) {
+	pc, err := pgpool.ParseConfig(b.dsn)
+	if err != nil {
+		return nil, err
 	}
+	pc.Pool = cfg
+	return pgpool.NewWithConfig(pc)
 }
 
 func (b *postgresBackend) setup(ctx context.Context) error {
@@ -123,15 +101,19 @@ func (b *postgresBackend) request(ctx context.Context, r *request) error {
 	})
 }
 
+// audit writes the row of the durable audit task whose handler received
+// ctx, in the task's transaction.
 func (b *postgresBackend) audit(ctx context.Context, e auditEvent) error {
-	return b.audits.With(ctx, func(ctx context.Context, c *pgx.Conn) error {
-		_, err := c.Exec(ctx, "INSERT INTO "+b.schema+".audit (client, account, page, at) VALUES ($1, $2, $3, $4)",
-			e.Client, e.User, e.Page, e.At)
-		if err != nil {
-			return fmt.Errorf("writing an audit row: %w", err)
-		}
-		return nil
-	})
+	tx, err := pgactor.Tx(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "INSERT INTO "+b.schema+".audit (client, account, page, at) VALUES ($1, $2, $3, $4)",
+		e.Client, e.User, e.Page, e.At)
+	if err != nil {
+		return fmt.Errorf("writing an audit row: %w", err)
+	}
+	return nil
 }
 
 func (b *postgresBackend) stats() (actorpool.Stats, actorpool.Stats) {
@@ -149,12 +131,11 @@ func (b *postgresBackend) close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("dropping schema %s: %w", b.schema, err))
 		}
 	}
-	for _, p := range []*actorpool.Pool[*pgx.Conn]{b.requests, b.audits} {
-		if p != nil {
-			if err := p.Close(ctx); err != nil {
-				errs = append(errs, err)
-			}
-		}
+	if b.requests != nil {
+		errs = append(errs, b.requests.Close(ctx))
+	}
+	if b.audits != nil {
+		errs = append(errs, b.audits.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -36,12 +36,13 @@ type sample struct {
 	tasks            actor.Stats
 }
 
-// A point is what a later tick needs of an earlier one to compute rates.
+// A point is what a later tick needs of an earlier one to compute rates,
+// and the actor's Stats at the tick.
 type point struct {
-	at        time.Duration
-	requests  uint64
-	tasksDone uint64
-	wait      *counts
+	at       time.Duration
+	requests uint64
+	tasks    actor.Stats
+	wait     *counts
 }
 
 // A monitor samples the run every tick, keeps the samples for the chart,
@@ -49,7 +50,7 @@ type point struct {
 type monitor struct {
 	load     *load
 	b        backend
-	audit    *actor.Actor[auditEvent]
+	audit    auditActor
 	mode     string
 	out      io.Writer
 	width    int // of the terminal, for the live display
@@ -81,10 +82,10 @@ func (m *monitor) watch(ctx context.Context) {
 
 func (m *monitor) point() point {
 	return point{
-		at:        now().Sub(m.start),
-		requests:  m.load.requests.Load(),
-		tasksDone: m.audit.Stats().Completed,
-		wait:      m.load.wait.snapshot(),
+		at:       now().Sub(m.start),
+		requests: m.load.requests.Load(),
+		tasks:    m.audit.stats(),
+		wait:     m.load.wait.snapshot(),
 	}
 }
 
@@ -113,10 +114,10 @@ func (m *monitor) step(last bool) {
 
 func (m *monitor) sampleSince(p, prev point) sample {
 	reqStats, _ := m.b.stats()
-	s := sample{at: p.at, pool: reqStats, tasks: m.audit.Stats()}
+	s := sample{at: p.at, pool: reqStats, tasks: p.tasks}
 	if secs := (p.at - prev.at).Seconds(); secs > 0 {
 		s.reqRate = float64(p.requests-prev.requests) / secs
-		s.taskRate = float64(p.tasksDone-prev.tasksDone) / secs
+		s.taskRate = float64(p.tasks.Completed-prev.tasks.Completed) / secs
 	}
 	w := p.wait.since(prev.wait)
 	s.waitP50, s.waitP99 = w.quantile(0.5), w.quantile(0.99)

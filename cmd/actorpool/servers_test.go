@@ -57,10 +57,11 @@ func TestDemoRedis(t *testing.T) {
 }
 
 // TestDemoPostgres runs the demo against the PostgreSQL server of
-// ACTORPOOL_POSTGRES, and checks that it drops the schema it made.
+// ACTORPOOL_POSTGRES, with its durable audit actor in a schema of the
+// test's own, and checks that it drops the schema it made for the run.
 func TestDemoPostgres(t *testing.T) {
 	dsn := testenv.Postgres(t)
-	o := runCmd(t, nil, "demo", "--postgres", dsn, "--duration", "2s", "--clients", "8", "--size", "4")
+	o := runCmd(t, nil, "demo", "--postgres", dsn, "--schema", testSchema(t, dsn), "--duration", "2s", "--clients", "8", "--size", "4")
 	if o.code != 0 {
 		t.Fatalf("exit code %d, want 0\n%v", o.code, o)
 	}

@@ -25,6 +25,7 @@ type result struct {
 	auditName   string
 	tasks       actor.Stats
 	actorName   string
+	actorNote   string // what a durable actor left for the next run
 	shutdownErr error
 }
 
@@ -64,6 +65,9 @@ func (r *result) print(w io.Writer) {
 	t := r.tasks
 	fmt.Fprintf(w, "actor %q: %s submitted, %s completed, %s retried, %s dead-lettered, %s refused\n",
 		r.actorName, fmtInt(t.Submitted), fmtInt(t.Completed), fmtInt(t.Retried), fmtInt(t.DeadLettered), fmtInt(t.Rejected))
+	if r.actorNote != "" {
+		fmt.Fprintln(w, r.actorNote)
+	}
 
 	if errs := l.errs.top(); len(errs) > 0 {
 		fmt.Fprintln(w, "\nerrors:")

@@ -1,0 +1,144 @@
+package pgmetrics
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/actorpool/actorpool/pgactor"
+)
+
+// DefaultTimeout bounds the reads of one scrape when Options.Timeout is
+// zero: well within Prometheus's default scrape timeout of 10s.
+const DefaultTimeout = 5 * time.Second
+
+// Options shape a Collector. The zero value is ready to use.
+type Options struct {
+	// Timeout bounds the reads of one scrape, all actors together; 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// ConstLabels are added to every series, such as {"service": "api"}.
+	ConstLabels prometheus.Labels
+}
+
+// An Actor is a durable actor this process runs: a *pgactor.Actor of any
+// payload type.
+type Actor interface {
+	Name() string
+	Schema() string
+	Stats(ctx context.Context) (pgactor.Stats, error)
+}
+
+// A Collector is a prometheus.Collector for durable actors. It is safe for
+// concurrent use: actors may be added and removed while it is scraped.
+type Collector struct {
+	timeout time.Duration
+	descs   []*prometheus.Desc // of metricsOf, in its order
+	failed  *prometheus.Desc
+
+	mu     sync.Mutex
+	actors map[key]source
+}
+
+// key names a durable actor: the same name in two schemas is two actors.
+type key struct{ schema, name string }
+
+// A source reads one actor's Stats.
+type source struct {
+	stats func(ctx context.Context) (pgactor.Stats, error)
+	// local is whether this process runs the actor's workers, so that
+	// Workers and Busy mean something.
+	local bool
+}
+
+// NewCollector returns a Collector with no actors.
+func NewCollector(opts Options) *Collector {
+	c := &Collector{
+		timeout: cmp.Or(opts.Timeout, DefaultTimeout),
+		failed: prometheus.NewDesc("actorpool_actor_stats_read", "The read of a durable actor's Stats, which failed.",
+			[]string{"actor", "schema"}, opts.ConstLabels),
+		actors: map[key]source{},
+	}
+	for _, m := range metricsOf {
+		c.descs = append(c.descs, prometheus.NewDesc(m.name, m.help, []string{"actor", "schema"}, opts.ConstLabels))
+	}
+	return c
+}
+
+// AddActor has the collector report a, a durable actor this process runs:
+// its counters and task gauges, and this process's workers. It fails if an
+// actor of that name and schema was added and not removed.
+func (c *Collector) AddActor(a Actor) error {
+	return c.add(key{a.Schema(), a.Name()}, source{stats: a.Stats, local: true})
+}
+
+// Add has the collector report the durable actor named name in schema,
+// read from db with pgactor.ReadStats at each scrape: for an actor this
+// process only sends to or watches. db must be safe for concurrent use, as
+// scrapes may overlap: a *pgpool.Pool, not a *pgx.Conn. It fails if an
+// actor of that name and schema was added and not removed.
+func (c *Collector) Add(db pgactor.Querier, schema, name string) error {
+	return c.add(key{schema, name}, source{stats: func(ctx context.Context) (pgactor.Stats, error) {
+		return pgactor.ReadStats(ctx, db, schema, name)
+	}})
+}
+
+func (c *Collector) add(k key, s source) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.actors[k]; ok {
+		return fmt.Errorf("pgmetrics: a durable actor named %q in schema %q is already added; remove it first", k.name, k.schema)
+	}
+	c.actors[k] = s
+	return nil
+}
+
+// Remove stops reporting the actor named name in schema.
+func (c *Collector) Remove(schema, name string) {
+	c.mu.Lock()
+	delete(c.actors, key{schema, name})
+	c.mu.Unlock()
+}
+
+// Describe sends nothing, which makes the collector unchecked (see the
+// package's documentation for why).
+func (c *Collector) Describe(chan<- *prometheus.Desc) {}
+
+// Collect reads the Stats of every actor added, one query each, within
+// Options.Timeout, and sends their series. An actor whose read fails is
+// sent as an invalid metric carrying the error, which the registry reports.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	keys := make([]key, 0, len(c.actors))
+	sources := make(map[key]source, len(c.actors))
+	for k, s := range c.actors {
+		keys = append(keys, k)
+		sources[k] = s
+	}
+	c.mu.Unlock()
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.schema, b.schema), cmp.Compare(a.name, b.name)) })
+
+	// The reads run outside the lock: a slow server must not hold up Add
+	// and Remove.
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	for _, k := range keys {
+		s := sources[k]
+		st, err := s.stats(ctx)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(c.failed, fmt.Errorf("pgmetrics: durable actor %q in schema %q: %w", k.name, k.schema, err))
+			continue
+		}
+		for i, m := range metricsOf {
+			if m.local && !s.local {
+				continue
+			}
+			ch <- prometheus.MustNewConstMetric(c.descs[i], m.kind, m.value(st), k.name, k.schema)
+		}
+	}
+}
