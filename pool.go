@@ -38,8 +38,15 @@ func New[T any](factory Factory[T], cfg Config) (*Pool[T], error) {
 	if f, ok := factory.(FactoryFuncs[T]); ok && f.CreateFunc == nil {
 		return nil, errors.New("actorpool: New: " + errNoCreateFunc.Error())
 	}
+	p, k := assemble(factory, cfg.withDefaults())
+	go k.run()
+	return p, nil
+}
+
+// assemble builds a pool and its keeper, not yet running.
+func assemble[T any](factory Factory[T], cfg Config) (*Pool[T], *keeper[T]) {
 	p := &Pool[T]{factory: factory, objs: make([]T, cfg.MaxObjects)}
-	p.core.init(cfg.withDefaults())
+	p.core.init(cfg)
 	if hasValidate(factory) {
 		p.validator = factory.(Validator[T])
 		p.validate = true
@@ -49,9 +56,7 @@ func New[T any](factory Factory[T], cfg Config) (*Pool[T], error) {
 	}
 	p.validateSlot = func(s *slot) error { return p.validateObj(p.objs[s.idx]) }
 	p.destroySlot = func(s *slot) { p.destroyObj(p.objs[s.idx]) }
-	k := newKeeper(p)
-	go k.run()
-	return p, nil
+	return p, newKeeper(p)
 }
 
 // Config returns the pool's configuration, with defaults filled in.

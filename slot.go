@@ -17,21 +17,9 @@ import (
 //	bits 32-63 seq: bumped each time the object is handed out; a lease
 //	           carries the seq it was given, so a stale lease never matches
 //
-// Who may move a slot:
-//
-//	free     -> idle, inUse          the keeper, installing a new object
-//	idle     -> inUse                a taker (CAS), or whoever serves a waiter
-//	idle     -> reserved             the keeper (test, eviction) or a taker
-//	                                 that found the object unusable
-//	inUse    -> idle, inUse(seq+1)   the holder giving it back (a parked
-//	                                 object stays inUse; see park.go)
-//	inUse    -> reserved             the holder (destroy), or the keeper when
-//	                                 the lease leaked
-//	reserved -> idle, inUse(seq+1)   the keeper, after a passing test
-//	reserved -> free                 the keeper, after Destroy returned
-//
-// Every move is a CAS on the whole word, so a taker clearing the listed bit
-// and any of the moves above never lose each other's change.
+// Who may move a slot, and through which function, is slotMoves
+// (slotmoves.go). Every move is a CAS on the whole word, so a taker clearing
+// the listed bit and any of the moves there never lose each other's change.
 type slot struct {
 	state atomic.Uint64
 	next  atomic.Uint32 // the idle stack's link: index+1 of the slot below, 0 for none
@@ -109,7 +97,13 @@ func (s state) handedOut() state {
 
 func (s *slot) load() state { return state(s.state.Load()) }
 
+// cas is the one way the slot's state changes. Under the race detector it
+// also checks the move against slotMoves (slotmoves.go); otherwise
+// checkMoves is false and the check is compiled out.
 func (s *slot) cas(old, new state) bool {
+	if checkMoves {
+		return s.checkedCAS(old, new)
+	}
 	return s.state.CompareAndSwap(uint64(old), uint64(new))
 }
 
