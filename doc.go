@@ -35,7 +35,7 @@
 // idle longer than Config.MaxIdleTime or older than Config.MaxLifetime,
 // carries out [Pool.Reload] and [Pool.Close], and reclaims leaked leases.
 // It is an actor in the classic sense: the only code that changes that
-// state, told of events through an inbox. It never blocks on the factory:
+// state, told of events by messages. It never blocks on the factory:
 // creates, tests and destroys run on goroutines of their own and report
 // back through its inbox.
 //

@@ -40,31 +40,6 @@ func popAll(l idleList) []int32 {
 // maxListed bounds the indexes the tests list at once.
 const maxListed = 1 << 12
 
-func TestIdleStackLastInFirstOut(t *testing.T) {
-	st := newIdleStack(8)
-	if i, ok := st.pop(); ok {
-		t.Fatalf("pop of an empty stack = %d", i)
-	}
-	for i := range int32(8) {
-		st.push(i)
-	}
-	got := popAll(st)
-	want := []int32{7, 6, 5, 4, 3, 2, 1, 0}
-	if !slices.Equal(got, want) {
-		t.Fatalf("popped %v, want %v", got, want)
-	}
-	// Pushes and pops interleaved, down to empty and back.
-	st.push(3)
-	st.push(5)
-	if i, _ := st.pop(); i != 5 {
-		t.Fatalf("pop = %d, want 5", i)
-	}
-	st.push(0)
-	if got := popAll(st); !slices.Equal(got, []int32{0, 3}) {
-		t.Fatalf("popped %v, want [0 3]", got)
-	}
-}
-
 // The stack's head names a slot index plus one in stackIdxBits bits: every
 // index of the largest pool must fit, and the largest must come back.
 func TestIdleStackCapacity(t *testing.T) {
@@ -104,16 +79,38 @@ func TestIdleStackABA(t *testing.T) {
 	}
 }
 
-func TestIdleQueueFirstInFirstOut(t *testing.T) {
-	q := newIdleQueue(8)
-	if i, ok := q.pop(); ok {
-		t.Fatalf("pop of an empty queue = %d", i)
+// The stack pops the index pushed last, the queue the one pushed first,
+// down to empty and back.
+func TestIdleListOrder(t *testing.T) {
+	tests := []struct {
+		name string
+		l    idleList
+		all  []int32 // popped after pushing 0 to 7
+		next int32   // popped after pushing 3 and 5
+		rest []int32 // popped after that and pushing 0
+	}{
+		{"stack", newIdleStack(8), []int32{7, 6, 5, 4, 3, 2, 1, 0}, 5, []int32{0, 3}},
+		{"queue", newIdleQueue(8), []int32{0, 1, 2, 3, 4, 5, 6, 7}, 3, []int32{5, 0}},
 	}
-	for i := range int32(8) {
-		q.push(i)
-	}
-	if got, want := popAll(q), []int32{0, 1, 2, 3, 4, 5, 6, 7}; !slices.Equal(got, want) {
-		t.Fatalf("popped %v, want %v", got, want)
+	for _, tt := range tests {
+		if i, ok := tt.l.pop(); ok {
+			t.Fatalf("pop of an empty %s = %d", tt.name, i)
+		}
+		for i := range int32(8) {
+			tt.l.push(i)
+		}
+		if got := popAll(tt.l); !slices.Equal(got, tt.all) {
+			t.Errorf("%s: popped %v, want %v", tt.name, got, tt.all)
+		}
+		tt.l.push(3)
+		tt.l.push(5)
+		if i, _ := tt.l.pop(); i != tt.next {
+			t.Errorf("%s: pop = %d, want %d", tt.name, i, tt.next)
+		}
+		tt.l.push(0)
+		if got := popAll(tt.l); !slices.Equal(got, tt.rest) {
+			t.Errorf("%s: popped %v, want %v", tt.name, got, tt.rest)
+		}
 	}
 }
 

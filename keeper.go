@@ -7,10 +7,10 @@ import (
 
 // The keeper is the one goroutine of a pool that changes its lifecycle
 // state: which slots are free, how many objects are alive and being
-// created, the create backoff, the reload generation, closing. (The package
-// doc calls it the pool's actor: it owns that state and is told of events
-// by messages.) The state lives in a keeper value that no other goroutine
-// touches, so it needs no lock. Factory calls that may block (Create, Test,
+// created, the create backoff, the reload generation, closing. It is an
+// actor, owning that state and told of events by messages; its name keeps
+// it apart from package actor, which is unrelated. The state lives in a
+// keeper value that no other goroutine touches, so it needs no lock. Factory calls that may block (Create, Test,
 // Destroy) run on goroutines of their own and report back through the
 // keeper's inbox, so the keeper never waits on one.
 //
