@@ -232,78 +232,6 @@ func TestCloseReportsLeakedObjectAfterAbandon(t *testing.T) {
 	}
 }
 
-// 9. Reload.
-
-func TestReload(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		finish := make(chan struct{})
-		f := &factory{create: func(ctx context.Context, id int) error {
-			if id == 3 {
-				<-finish
-			}
-			return nil
-		}}
-		p := newPool(t, f, Config{MaxObjects: 4})
-		idle, held := acquire(t, p), acquire(t, p)
-		if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) { // starts create 3
-			t.Fatal(err)
-		}
-		release(t, idle)
-		synctest.Wait()
-
-		if err := p.Reload(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		synctest.Wait()
-		if s := p.Stats(); s.DestroyedBy.Reloaded != 1 {
-			t.Fatalf("idle object not destroyed at once by Reload: %+v", s.DestroyedBy)
-		}
-		// A new take gets a new object.
-		fresh := acquire(t, p)
-		if fresh.Value().id != 4 {
-			t.Errorf("take after Reload got conn %d, want a new conn 4", fresh.Value().id)
-		}
-		// The object in use is destroyed when it comes back.
-		release(t, held)
-		synctest.Wait()
-		if s := p.Stats(); s.DestroyedBy.Reloaded != 2 {
-			t.Errorf("object in use kept after Reload: %+v", s.DestroyedBy)
-		}
-		// The create in flight is destroyed when it comes back.
-		close(finish)
-		synctest.Wait()
-		if s := p.Stats(); s.DestroyedBy.Reloaded != 3 || s.Total != 1 {
-			t.Errorf("create in flight at Reload kept: %+v", s)
-		}
-		release(t, fresh)
-	})
-}
-
-func TestReloadServesWaiterOfStaleCreate(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		finish := make(chan struct{})
-		f := &factory{create: func(ctx context.Context, id int) error {
-			if id == 1 {
-				<-finish
-			}
-			return nil
-		}}
-		p := newPool(t, f, Config{MaxObjects: 1})
-		got := make(chan Lease[*conn])
-		go func() { got <- acquire(t, p) }() // waits on create 1
-		synctest.Wait()
-		if err := p.Reload(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		close(finish)
-		l := <-got
-		if l.Value().id != 2 {
-			t.Errorf("waiter got conn %d, made before Reload; want conn 2", l.Value().id)
-		}
-		release(t, l)
-	})
-}
-
 // After Close gave up, whatever brings back an object still out counts it
 // off, so that a later Close reports what is out at its own time: an error
 // while something is, nil once everything came back.
@@ -397,7 +325,7 @@ func TestCloseAfterGivingUpReportsWhatIsStillOut(t *testing.T) {
 
 // An object given back just as Close gives up, past the giver's first look
 // at whether the pool is closed, goes idle rather than being destroyed; its
-// giver, finding the actor gone, destroys it rather than leave it idle
+// giver, finding the keeper gone, destroys it rather than leave it idle
 // forever.
 func TestObjectGivenBackAsCloseGivesUpIsDestroyed(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
@@ -439,8 +367,8 @@ func TestObjectGivenBackAsCloseGivesUpIsDestroyed(t *testing.T) {
 	}
 }
 
-// Objects that come back while the actor is busy, so that their messages
-// follow Close's giving up in the batch the actor takes next, are destroyed
+// Objects that come back while the keeper is busy, so that their messages
+// follow Close's giving up in the batch the keeper takes next, are destroyed
 // too.
 func TestCloseGivingUpDisposesOfTheRestOfItsBatch(t *testing.T) {
 	for _, how := range []string{"destroyed", "released"} {
@@ -484,11 +412,11 @@ func TestCloseGivingUpDisposesOfTheRestOfItsBatch(t *testing.T) {
 				closed := make(chan error)
 				go func() { closed <- p.Close(ctx) }()
 				synctest.Wait()
-				close(failTest) // the actor logs the failed test, and stalls there
+				close(failTest) // the keeper logs the failed test, and stalls there
 				<-w.stalled
 				time.Sleep(time.Second) // Close gives up meanwhile
 				synctest.Wait()
-				// The object comes back after Close gave up, before the actor
+				// The object comes back after Close gave up, before the keeper
 				// has seen that it did.
 				if how == "destroyed" {
 					if err := held.Destroy(); err != nil {
@@ -515,8 +443,8 @@ func TestCloseGivingUpDisposesOfTheRestOfItsBatch(t *testing.T) {
 }
 
 // stallWriter blocks the first write to it until resume is closed: a log
-// destination that holds up the goroutine logging, the actor, so that
-// messages pile up in its mailbox.
+// destination that holds up the goroutine logging, the keeper, so that
+// messages pile up in its inbox.
 type stallWriter struct {
 	once            sync.Once
 	stalled, resume chan struct{}

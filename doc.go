@@ -1,9 +1,10 @@
 // Package actorpool pools costly objects — database and cache connections,
 // TCP clients, anything slow to create — and lends them out through leases.
 //
-// A [Pool] is built by [New] from a [Factory], which creates, destroys,
-// validates and tests objects, and a [Config], which sizes the pool and sets
-// its timeouts. [FactoryFuncs] makes a factory from plain functions:
+// A [Pool] is built by [New] from a [Factory], which creates and destroys
+// objects (and may check them, as a [Validator] and a [Tester]), and a
+// [Config], which sizes the pool and sets its timeouts. [FactoryFuncs] makes
+// a factory from plain functions:
 //
 //	pool, err := actorpool.New(actorpool.FactoryFuncs[net.Conn]{
 //		CreateFunc:  func(ctx context.Context) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
@@ -28,20 +29,52 @@
 //
 // # Design
 //
-// One goroutine, the pool's actor, owns every object's lifecycle: it creates
-// objects on demand and for Config.MinIdle, backs off when creates fail,
-// tests idle objects every Config.ValidationInterval, destroys those idle
-// longer than Config.MaxIdleTime or older than Config.MaxLifetime, carries
-// out [Pool.Reload] and [Pool.Close], and reclaims leaked leases. It never
-// blocks on the factory: creates, tests and destroys run on goroutines of
-// their own and report back through its mailbox.
+// One goroutine, the pool's keeper, owns every object's lifecycle: it
+// creates objects on demand and for Config.MinIdle, backs off when creates
+// fail, tests idle objects every Config.ValidationInterval, destroys those
+// idle longer than Config.MaxIdleTime or older than Config.MaxLifetime,
+// carries out [Pool.Reload] and [Pool.Close], and reclaims leaked leases.
+// It is an actor in the classic sense: the only code that changes that
+// state, told of events by messages. It never blocks on the factory:
+// creates, tests and destroys run on goroutines of their own and report
+// back through its inbox.
 //
-// Taking an idle object and giving one back do not go through the actor.
+// Taking an idle object and giving one back do not go through the keeper.
 // Each object lives in a slot with one word of atomic state (idle, in use,
-// reserved by the actor, free), and takers, holders and the actor move slots
-// between states with compare-and-swap, the way HikariCP's ConcurrentBag
-// does. An uncontended take and give-back is three CAS operations and no
-// allocation.
+// reserved by the keeper, free), and takers, holders and the keeper move
+// slots between states with compare-and-swap, the way HikariCP's
+// ConcurrentBag does. An uncontended take and give-back is three CAS
+// operations and no allocation.
+//
+// # Words
+//
+// The docs and the code use each of these words in one sense.
+//
+//   - Acquire, or take: get an object from the pool, through Acquire,
+//     TryAcquire, AcquireAsync or With. The caller is a taker; a taker that
+//     finds no idle object waits in line, a waiter.
+//   - Release, or give back: return an object to the pool through
+//     Lease.Release. Until then the object is lent out, or in use, and its
+//     lease's caller is its holder.
+//   - Idle: ready to be taken. The parked object is the idle object given
+//     back last, kept aside for the next take.
+//   - Retire: take an object out of service for good; a retired object is
+//     then destroyed. A holder retires the object it gives back if it must
+//     not be kept (doomed, failing Validate, the pool closing), a taker one
+//     it finds so, and the keeper idle ones.
+//   - Destroy: call Factory.Destroy on a retired object, exactly once.
+//     Lease.Destroy is a holder's way to retire its object.
+//   - Doomed: marked to be retired by whoever gives it back or takes it
+//     next, because it must go while someone may hold it (Reload,
+//     MaxLifetime, Lease.Destroy inside With).
+//   - Evict: retire an idle object for its idle time, its age or a Reload;
+//     the keeper decides it when it sweeps the slots.
+//   - Discarded: retired through Lease.Destroy, as DestroyCounts counts it.
+//   - Leaked: a lease dropped (become unreachable) without Release or
+//     Destroy. The keeper reclaims its object: takes it back and destroys
+//     it. A suspected leak is a lease held past Config.LeakThreshold, only
+//     logged.
+//   - Sweep: retire objects made idle after Close began.
 //
 // # Leaks
 //

@@ -2,28 +2,43 @@ package actorpool
 
 import "context"
 
-// A Factory makes, checks and disposes of the objects a Pool holds.
+// A Factory makes and disposes of the objects a Pool holds. A factory may
+// also check them, by implementing Validator (a fast check each time an
+// object is handed out or given back) or Tester (a thorough check of idle
+// objects every Config.ValidationInterval), or both; a factory that
+// implements neither costs nothing for them.
 //
-// The pool calls Create and Test from goroutines of its own, never while it
-// holds a lock, so either may do I/O and take as long as its context allows.
-// Validate runs on the caller's goroutine each time an object is given back
-// and each time an idle object is handed out, so it must be fast and must not
-// do I/O: it is the place to check in-memory state such as "closed" or "in a
-// transaction". Destroy is called exactly once for every object Create
-// returned, from a goroutine of the pool.
+// The pool calls Create from goroutines of its own, never while it holds a
+// lock, so it may do I/O and take as long as its context allows. Destroy is
+// called exactly once for every object Create returned, from a goroutine
+// of the pool.
 //
-// A panic in any of these methods is recovered: in Create it fails the take
-// that was waiting for the object, in Validate and Test it marks the object
-// invalid, and in Destroy it is logged.
+// A panic in any method of a factory is recovered: in Create it fails the
+// take that was waiting for the object, in Validate and Test it marks the
+// object invalid, and in Destroy it is logged.
 type Factory[T any] interface {
 	// Create makes a new object. The context ends after Config.CreateTimeout
 	// or when the pool closes.
 	Create(ctx context.Context) (T, error)
 	// Destroy releases what obj holds. The pool never uses obj afterwards.
 	Destroy(obj T)
+}
+
+// A Validator is a Factory that checks objects in memory. The pool calls
+// Validate on the caller's goroutine each time an object is given back and
+// each time an idle object is handed out, so it must be fast and must not
+// do I/O: it is the place to check in-memory state such as "closed" or "in
+// a transaction".
+type Validator[T any] interface {
 	// Validate reports whether obj may be used, without I/O. A non-nil
 	// error retires the object.
 	Validate(obj T) error
+}
+
+// A Tester is a Factory that checks idle objects thoroughly. The pool calls
+// Test from a goroutine of its own on objects idle and untested for
+// Config.ValidationInterval, never while it holds a lock.
+type Tester[T any] interface {
 	// Test checks an idle object thoroughly, and may do I/O (a ping, a
 	// "SELECT 1"). The context ends after Config.TestTimeout; then the
 	// pool destroys obj, whether Test has returned or not, which is what
@@ -33,8 +48,9 @@ type Factory[T any] interface {
 }
 
 // FactoryFuncs builds a Factory from functions. Only CreateFunc is
-// required; a nil DestroyFunc does nothing, and a nil ValidateFunc or
-// TestFunc reports every object healthy.
+// required; a nil DestroyFunc does nothing. FactoryFuncs is a Validator
+// and a Tester only in effect: the pool calls Validate only when
+// ValidateFunc is set, and Test only when TestFunc is set.
 //
 //	factory := actorpool.FactoryFuncs[net.Conn]{
 //		CreateFunc:  func(ctx context.Context) (net.Conn, error) { return dialer.DialContext(ctx, "tcp", addr) },
@@ -79,8 +95,8 @@ func (f FactoryFuncs[T]) Test(ctx context.Context, obj T) error {
 	return f.TestFunc(ctx, obj)
 }
 
-// hasValidate reports whether a Validate call can ever fail, so the pool can
-// leave it off the hot path when it cannot.
+// hasValidate reports whether a factory has a Validate that can fail, so
+// that the pool leaves Validate off the hot path when it has none.
 func hasValidate[T any](f Factory[T]) bool {
 	switch f := f.(type) {
 	case FactoryFuncs[T]:
@@ -88,11 +104,12 @@ func hasValidate[T any](f Factory[T]) bool {
 	case *FactoryFuncs[T]:
 		return f != nil && f.ValidateFunc != nil
 	}
-	return true
+	_, ok := f.(Validator[T])
+	return ok
 }
 
-// hasTest reports whether a Test call can ever fail, so the actor can skip
-// reserving idle objects for a test that does nothing.
+// hasTest reports whether a factory has a Test that can fail, so that the
+// keeper does not reserve idle objects for a test that does nothing.
 func hasTest[T any](f Factory[T]) bool {
 	switch f := f.(type) {
 	case FactoryFuncs[T]:
@@ -100,5 +117,6 @@ func hasTest[T any](f Factory[T]) bool {
 	case *FactoryFuncs[T]:
 		return f != nil && f.TestFunc != nil
 	}
-	return true
+	_, ok := f.(Tester[T])
+	return ok
 }

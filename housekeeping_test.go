@@ -4,81 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// 5. Validation, tests, eviction, MinIdle, leak threshold.
-
-func TestValidateOnRelease(t *testing.T) {
-	f := &factory{}
-	p := newPool(t, f, Config{MaxObjects: 1})
-	l := acquire(t, p)
-	l.Value().broken.Store(true)
-	release(t, l)
-	waitFor(t, "the invalid object's destroy", func() bool { return f.destroys.Load() == 1 })
-	if s := p.Stats(); s.DestroyedBy.Invalid != 1 || s.Idle != 0 {
-		t.Errorf("an object that failed Validate on release was kept: %+v", s)
-	}
-	l = acquire(t, p)
-	if l.Value().id != 2 {
-		t.Errorf("got conn %d, want a new one", l.Value().id)
-	}
-	release(t, l)
-}
-
-func TestValidateBeforeHandOut(t *testing.T) {
-	for _, fifo := range []bool{false, true} {
-		f := &factory{}
-		p := newPool(t, f, Config{MaxObjects: 2, FIFO: fifo})
-		a, b := acquire(t, p), acquire(t, p)
-		ca, cb := a.Value(), b.Value()
-		release(t, a)
-		release(t, b)
-		// Both go bad while idle; the next take must get neither.
-		ca.broken.Store(true)
-		cb.broken.Store(true)
-		l := acquire(t, p)
-		if id := l.Value().id; id != 3 {
-			t.Errorf("FIFO=%v: got conn %d, want a fresh conn 3", fifo, id)
-		}
-		release(t, l)
-		waitFor(t, "the destroys", func() bool { return f.destroys.Load() == 2 })
-	}
-}
-
-func TestFreshObjectFailingValidateIsDestroyed(t *testing.T) {
-	f := &factory{validate: func(c *conn) error {
-		if c.id == 1 {
-			return errors.New("handshake incomplete")
-		}
-		return nil
-	}}
-	p := newPool(t, f, Config{MaxObjects: 1})
-	_, err := p.Acquire(context.Background())
-	if !errors.Is(err, ErrCreateFailed) || !strings.Contains(err.Error(), "handshake incomplete") {
-		t.Fatalf("Acquire = %v, want a create error saying why the new object was invalid", err)
-	}
-	if f.destroys.Load() != 1 {
-		t.Error("the invalid new object was not destroyed")
-	}
-}
-
-func TestValidatePanicRetiresObject(t *testing.T) {
-	f := &factory{validate: func(c *conn) error {
-		if c.broken.Load() {
-			panic("nil pointer in driver")
-		}
-		return nil
-	}}
-	p := newPool(t, f, Config{MaxObjects: 1})
-	l := acquire(t, p)
-	l.Value().broken.Store(true)
-	release(t, l)
-	waitFor(t, "the destroy", func() bool { return f.destroys.Load() == 1 })
-}
+// 5. Tests, eviction, lifetime, leak threshold.
 
 func TestPeriodicTest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -237,39 +168,6 @@ func TestLifetimeJitter(t *testing.T) {
 		if len(seen) < 32 {
 			t.Errorf("only %d distinct lifetimes among 64 objects: no jitter", len(seen))
 		}
-	})
-}
-
-func TestMinIdle(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var inFlight, maxInFlight atomic.Int32
-		f := &factory{create: func(ctx context.Context, id int) error {
-			n := inFlight.Add(1)
-			defer inFlight.Add(-1)
-			if n > maxInFlight.Load() {
-				maxInFlight.Store(n)
-			}
-			time.Sleep(100 * time.Millisecond)
-			return nil
-		}}
-		p := newPool(t, f, Config{MaxObjects: 8, MinIdle: 3})
-		time.Sleep(301 * time.Millisecond)
-		synctest.Wait()
-		if s := p.Stats(); s.Idle != 3 {
-			t.Fatalf("MinIdle 3 not filled at once: %+v", s)
-		}
-		if n := maxInFlight.Load(); n != 1 {
-			t.Errorf("MinIdle refill ran %d creates at once, want 1", n)
-		}
-		// Taking two leaves one idle; the pool refills to three.
-		a, b := acquire(t, p), acquire(t, p)
-		time.Sleep(time.Second)
-		synctest.Wait()
-		if s := p.Stats(); s.Idle != 3 || s.InUse != 2 {
-			t.Errorf("MinIdle not refilled: %+v", s)
-		}
-		release(t, a)
-		release(t, b)
 	})
 }
 

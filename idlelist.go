@@ -12,7 +12,7 @@ import (
 //
 // The list is only a hint: a taker that pops an index settles it against
 // the slot's state, taking the object if it is idle and otherwise clearing
-// the listed bit. The actor never pops; it reserves slots through their
+// the listed bit. The keeper never pops; it reserves slots through their
 // state alone.
 
 // idleStack is a Treiber stack. The head packs the top index (+1, so that 0

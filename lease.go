@@ -1,9 +1,8 @@
 package actorpool
 
 import (
-	"fmt"
 	"runtime"
-	"strings"
+	"time"
 )
 
 // A Lease is the right to use one object of a pool until it is given back,
@@ -60,7 +59,7 @@ func (l Lease[T]) Release() error {
 	if l.nested {
 		return nil
 	}
-	if !s.c.release(s, l.t, l.seq) {
+	if !s.c.releaseLease(s, l.t, l.seq) {
 		return ErrReleased
 	}
 	return nil
@@ -90,86 +89,72 @@ func (l Lease[T]) Destroy() error {
 		s.doomed.Store(uint32(causeDiscarded) + 1)
 		return nil
 	}
-	if !s.c.discard(s, l.t, l.seq) {
+	if !s.c.destroyLease(s, l.t, l.seq) {
 		return ErrReleased
 	}
 	return nil
 }
 
-// leakNote is what a ticket's cleanup carries: which slot, and which of its
-// tickets, so a note that arrives late is recognised.
-type leakNote struct {
-	idx int32
-	gen uint32
-}
-
-// newTicket gives a slot whose object is being installed a ticket, unless
-// it has one, and arms the cleanup that reports the ticket's loss.
-func (p *core) newTicket(s *slot) {
-	if s.ticket != nil {
-		return
+// lend takes the ticket of a slot just moved to in use, for the lease that
+// the caller is about to hand out.
+func (p *core) lend(s *slot) *ticket {
+	t := s.ticket
+	s.ticket = nil
+	if p.traced {
+		p.record(s)
 	}
-	t := &ticket{s: s}
-	gen := s.ticketGen.Add(1)
-	s.cleanup = runtime.AddCleanup(t, p.onLeak, leakNote{idx: s.idx, gen: gen})
-	s.ticket = t
+	return t
 }
 
-// dropTicket disarms and drops a slot's ticket, when its object is
-// destroyed. The ticket is in the slot then: a lease given back or
-// destroyed returns it first.
-func (s *slot) dropTicket() {
-	if s.ticket != nil {
-		s.cleanup.Stop()
-		s.ticket = nil
+// record notes where and when a lease was taken, for leak reports and the
+// Observer.
+func (p *core) record(s *slot) {
+	if p.cfg.TraceAcquires {
+		pcs := make([]uintptr, 32)
+		s.trace.Store(&acquireTrace{pcs: pcs[:runtime.Callers(4, pcs)]})
+	}
+	if p.cfg.Observer != nil {
+		s.leasedAt = p.since()
 	}
 }
 
-// onLeak runs on the runtime's cleanup goroutine when a ticket is
-// collected: the lease holding it was dropped without being given back.
-func (p *core) onLeak(n leakNote) {
-	if !p.post(message{kind: msgLeak, idx: n.idx, gen: n.gen}) {
-		// The actor is gone; reclaim here so the object is still
-		// destroyed exactly once.
-		if s, ok := p.reclaim(n); ok {
-			p.destroyInline(s, causeLeak)
-		}
-	}
-}
-
-// reclaim takes back the slot of a leaked lease and logs LEAK-DETECTED.
-func (p *core) reclaim(n leakNote) (*slot, bool) {
-	s := &p.slots[n.idx]
-	if s.ticketGen.Load() != n.gen {
-		return nil, false
+// current reports the slot of a lease that is still in force: its slot is
+// in use under the lease's seq, and not parked (given back). t must not be
+// nil.
+func current(t *ticket, seq uint32) (*slot, bool) {
+	s := t.s
+	// Parked first, state second: a parked object is claimed (its state
+	// changed) before the parked word is replaced, so if it is not parked
+	// now, a claim has already shown in its state.
+	if s.c.parked.Load() == packParked(s.idx, seq) {
+		return s, false
 	}
 	st := s.load()
-	if st.kind() != kindInUse {
-		return nil, false
-	}
-	if _, ok := s.move(kindInUse, st.seq(), kindReserved); !ok {
-		return nil, false
-	}
-	p.stats.leaks.Add(1)
-	args := []any{"slot", n.idx}
-	if tr := s.trace.Load(); tr != nil {
-		args = append(args, "acquired", formatTrace(tr))
-	} else {
-		args = append(args, "acquired", "unknown; set Config.TraceAcquires to record where")
-	}
-	p.log.Error("LEAK-DETECTED: a lease was dropped without Release or Destroy; its object is destroyed", args...)
-	return s, true
+	return s, st.kind() == kindInUse && st.seq() == seq
 }
 
-func formatTrace(tr *acquireTrace) string {
-	var b strings.Builder
-	frames := runtime.CallersFrames(tr.pcs)
-	for {
-		f, more := frames.Next()
-		fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
-		if !more {
-			break
-		}
+// releaseLease gives back the object of a lease in force, returning the ticket
+// to the slot first.
+func (p *core) releaseLease(s *slot, t *ticket, seq uint32) bool {
+	s.ticket = t
+	if p.traced {
+		p.observeHold(s)
 	}
-	return b.String()
+	return p.release(s, seq)
+}
+
+// destroyLease retires the object of a lease in force, for Lease.Destroy.
+func (p *core) destroyLease(s *slot, t *ticket, seq uint32) bool {
+	s.ticket = t
+	if p.traced {
+		p.observeHold(s)
+	}
+	return p.retire(s, seq, kindInUse, causeDiscarded)
+}
+
+// observeHold reports a lease's hold time to the Observer, if any.
+func (p *core) observeHold(s *slot) {
+	if o := p.cfg.Observer; o != nil {
+		o.ObserveHold(time.Duration(p.since() - s.leasedAt))
+	}
 }

@@ -8,7 +8,7 @@ package actorpool
 // list holds the rest.
 //
 // Whoever takes a parked object (a taker, a giver-back making room, the
-// actor) claims its slot with a CAS from in use under the parked seq. A
+// keeper) claims its slot with a CAS from in use under the parked seq. A
 // taker leaves the word as it is: once the slot's seq has moved on, the word
 // is stale, every further claim through it fails, and the next give-back
 // replaces it. Two rules keep this safe:
@@ -53,11 +53,11 @@ func (p *core) park(s *slot, seq uint32) {
 	}
 }
 
-// takeParked claims the parked object for a taker, returning its slot moved
+// acquireParked claims the parked object for a taker, returning its slot moved
 // to in use with the next seq, or nil.
 // It makes one attempt: a claim that loses a race leaves the object to the
 // winner, or to the idle list.
-func (p *core) takeParked() (*slot, uint32) {
+func (p *core) acquireParked() (*slot, uint32) {
 	v := p.parked.Load()
 	if v == 0 {
 		return nil, 0
@@ -71,7 +71,7 @@ func (p *core) takeParked() (*slot, uint32) {
 	return nil, 0
 }
 
-// unpark claims the parked object for the actor if it is the one in slot
+// unpark claims the parked object for the keeper if it is the one in slot
 // s, moving it to reserved, and reports whether it did.
 func (p *core) unpark(s *slot, seq uint32) bool {
 	v := packParked(s.idx, seq)

@@ -6,7 +6,7 @@ import (
 )
 
 // A slot holds one object for its whole life and one word of atomic state
-// that takers, holders and the actor agree through, the way HikariCP's
+// that takers, holders and the keeper agree through, the way HikariCP's
 // ConcurrentBag entries do. A pool has MaxObjects slots, allocated once.
 //
 // The state word packs three things:
@@ -17,33 +17,21 @@ import (
 //	bits 32-63 seq: bumped each time the object is handed out; a lease
 //	           carries the seq it was given, so a stale lease never matches
 //
-// Who may move a slot:
-//
-//	free     -> idle, inUse          the actor, installing a new object
-//	idle     -> inUse                a taker (CAS), or whoever serves a waiter
-//	idle     -> reserved             the actor (test, eviction) or a taker
-//	                                 that found the object unusable
-//	inUse    -> idle, inUse(seq+1)   the holder giving it back (a parked
-//	                                 object stays inUse; see park.go)
-//	inUse    -> reserved             the holder (destroy), or the actor when
-//	                                 the lease leaked
-//	reserved -> idle, inUse(seq+1)   the actor, after a passing test
-//	reserved -> free                 the actor, after Destroy returned
-//
-// Every move is a CAS on the whole word, so a taker clearing the listed bit
-// and any of the moves above never lose each other's change.
+// Who may move a slot, and through which function, is slotMoves
+// (slotmoves.go). Every move is a CAS on the whole word, so a taker clearing
+// the listed bit and any of the moves there never lose each other's change.
 type slot struct {
 	state atomic.Uint64
 	next  atomic.Uint32 // the idle stack's link: index+1 of the slot below, 0 for none
 
-	// Written by the actor while the slot is free or reserved, and read by
+	// Written by the keeper while the slot is free or reserved, and read by
 	// holders after the hand-out that publishes them. The object itself is
 	// in Pool.objs, at the slot's index, so that this type, and the hot
 	// path working on it, has no type parameter and inlines.
 	c   *core
 	idx int32
 
-	// doomed is set, to a destroyCause+1, when the actor decides the object
+	// doomed is set, to a destroyCause+1, when the keeper decides the object
 	// must go (a Reload, its lifetime) while someone else may hold it, or
 	// when a nested lease destroys the object that its With holds; the
 	// next to take or give it back retires it. One load of a word on the
@@ -63,9 +51,9 @@ type slot struct {
 	gen        uint64 // the pool's reload generation when the object was created
 	expiresAt  int64  // unix nanoseconds when the object retires, or 0
 	createdAt  int64
-	seenSeq    uint32 // seq and kind when the actor last saw the slot change
+	seenSeq    uint32 // seq and kind when the keeper last saw the slot change
 	seenKind   slotKind
-	seenAt     int64 // when the actor first saw the slot in seenKind with seenSeq
+	seenAt     int64 // when the keeper first saw the slot in seenKind with seenSeq
 	testedAt   int64
 	leakLogged uint32 // seq of the lease already logged as a suspected leak, +1
 	foldedSeq  uint32 // seq already counted in the pool's acquire total
@@ -109,7 +97,13 @@ func (s state) handedOut() state {
 
 func (s *slot) load() state { return state(s.state.Load()) }
 
+// cas is the one way the slot's state changes. Under the race detector it
+// also checks the move against slotMoves (slotmoves.go); otherwise
+// checkMoves is false and the check is compiled out.
 func (s *slot) cas(old, new state) bool {
+	if checkMoves {
+		return s.checkedCAS(old, new)
+	}
 	return s.state.CompareAndSwap(uint64(old), uint64(new))
 }
 
@@ -138,10 +132,4 @@ func (s *slot) handOut(from slotKind, seq uint32) (state, bool) {
 			return st.handedOut(), true
 		}
 	}
-}
-
-// An acquireTrace is where a lease was taken, kept when
-// Config.TraceAcquires is set.
-type acquireTrace struct {
-	pcs []uintptr
 }

@@ -70,7 +70,7 @@ var causeNames = [numCauses]string{"invalid", "idle", "lifetime", "test failed",
 func (c destroyCause) String() string { return causeNames[c] }
 
 // counters are the pool's cumulative counts. Those written outside the
-// actor are written only on slow paths: waiting, failing, destroying.
+// keeper are written only on slow paths: waiting, failing, destroying.
 type counters struct {
 	emptyAcquires atomic.Int64 // takes that found nothing and did not queue; those that did are waits
 	waits         atomic.Int64
@@ -90,7 +90,7 @@ type counters struct {
 	creating atomic.Int32
 
 	// Acquires are counted by the slots' seqs, which every hand-out bumps;
-	// the actor folds them into acquired before a 32-bit seq could wrap.
+	// the keeper folds them into acquired before a 32-bit seq could wrap.
 	// unlent counts seq bumps that lent nothing: an object found unusable
 	// on its way out, or handed to a waiter that had given up.
 	foldMu   sync.Mutex
@@ -156,7 +156,7 @@ func (p *core) acquires() int64 {
 }
 
 // fold moves the hand-outs counted in the slots' seqs into the pool's
-// total, so that no seq wraps uncounted. Only the actor calls it.
+// total, so that no seq wraps uncounted. Only the keeper calls it.
 func (p *core) fold() {
 	p.stats.foldMu.Lock()
 	for i := range p.slots {

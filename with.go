@@ -17,7 +17,7 @@ import "context"
 // reentrancy, carried by the context.
 //
 // A goroutine that fn starts must not share the object; it takes its own
-// with a context that drops the lease:
+// with a context that carries no lease:
 //
 //	go func() {
 //		_ = p.With(actorpool.Detach(ctx), work)

@@ -66,6 +66,13 @@ type factory struct {
 	ping          func(ctx context.Context, c *Conn) error
 }
 
+// The pool finds Validate and Test through these interfaces: a change of
+// either's signature must not silently turn them off.
+var (
+	_ actorpool.Validator[*Conn] = (*factory)(nil)
+	_ actorpool.Tester[*Conn]    = (*factory)(nil)
+)
+
 func newFactory(cfg Config) (*factory, error) {
 	if cfg.Addr == "" {
 		return nil, errors.New(`netpool: Config.Addr is empty: want an address such as "host:port"`)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/actorpool/actorpool"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -21,6 +22,13 @@ type factory struct {
 	afterConnect  func(ctx context.Context, conn *pgx.Conn) error
 	clock         *clock
 }
+
+// The pool finds Validate and Test through these interfaces: a change of
+// either's signature must not silently turn them off.
+var (
+	_ actorpool.Validator[*pooledConn] = (*factory)(nil)
+	_ actorpool.Tester[*pooledConn]    = (*factory)(nil)
+)
 
 // Create connects, bounded by ctx: the pool's CreateTimeout is the connect
 // timeout.

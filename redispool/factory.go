@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/actorpool/actorpool"
 	"github.com/gomodule/redigo/redis"
 )
 
@@ -16,6 +17,13 @@ type factory struct {
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
 	opts          []redis.DialOption
 }
+
+// The pool finds Validate and Test through these interfaces: a change of
+// either's signature must not silently turn them off.
+var (
+	_ actorpool.Validator[*conn] = (*factory)(nil)
+	_ actorpool.Tester[*conn]    = (*factory)(nil)
+)
 
 func newFactory(cfg *Config) *factory {
 	f := &factory{network: cfg.Network, addr: cfg.Addr, dial: cfg.Dial, opts: cfg.DialOptions}

@@ -15,7 +15,7 @@ import (
 // returns what gives it back.
 func CheckNoSlotLost(t testing.TB, stats func() actorpool.Stats, take func(ctx context.Context) (release func(), err error)) {
 	t.Helper()
-	// A give-back that destroys reports to the pool's actor; wait for it.
+	// A give-back that destroys reports to the pool's keeper; wait for it.
 	Eventually(t, 10*time.Second, "nothing in use or waiting", func() bool {
 		st := stats()
 		return st.InUse == 0 && st.Waiting == 0

@@ -2,11 +2,11 @@ package actorpool
 
 import "sync"
 
-// A mailbox carries messages to the actor. It never blocks a sender, the
-// actor included, and never drops a message: it is a slice behind a mutex
-// with a one-slot channel to wake the actor. Once closed, post reports
+// An inbox carries messages to the keeper. It never blocks a sender, the
+// keeper included, and never loses a message: it is a slice behind a mutex
+// with a one-slot channel to wake the keeper. Once closed, post reports
 // false and the sender does the work itself.
-type mailbox struct {
+type inbox struct {
 	mu     sync.Mutex
 	msgs   []message
 	spare  []message
@@ -14,9 +14,9 @@ type mailbox struct {
 	wake   chan struct{}
 }
 
-func (m *mailbox) init() { m.wake = make(chan struct{}, 1) }
+func (m *inbox) init() { m.wake = make(chan struct{}, 1) }
 
-func (m *mailbox) post(msg message) bool {
+func (m *inbox) post(msg message) bool {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -33,7 +33,7 @@ func (m *mailbox) post(msg message) bool {
 
 // take returns the messages posted since the last take. The slice is valid
 // until the next take.
-func (m *mailbox) take() []message {
+func (m *inbox) take() []message {
 	m.mu.Lock()
 	msgs := m.msgs
 	clear(m.spare)
@@ -42,8 +42,8 @@ func (m *mailbox) take() []message {
 	return msgs
 }
 
-// close stops the mailbox and returns what was posted but not taken.
-func (m *mailbox) close() []message {
+// close stops the inbox and returns what was posted but not taken.
+func (m *inbox) close() []message {
 	m.mu.Lock()
 	m.closed = true
 	msgs := m.msgs

@@ -294,3 +294,259 @@ func TestRecoveryAfterOutage(t *testing.T) {
 			outage, steady, back[0].Sub(upAt), back[size-1].Sub(upAt), waiting, failed)
 	})
 }
+
+func TestCreatesRunInParallel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{create: func(ctx context.Context, id int) error {
+			time.Sleep(time.Second)
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 8})
+		start := time.Now()
+		var wg sync.WaitGroup
+		leases := make(chan Lease[*conn], 8)
+		for range 8 {
+			wg.Go(func() { leases <- acquire(t, p) })
+		}
+		wg.Wait()
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("8 takes with 1s creates took %v, want 1s: creates must run in parallel", d)
+		}
+		close(leases)
+		for l := range leases {
+			release(t, l)
+		}
+	})
+}
+
+func TestSlowCreateBlocksNoOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unblock := make(chan struct{})
+		f := &factory{create: func(ctx context.Context, id int) error {
+			if id == 2 {
+				<-unblock
+			}
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 2})
+		first := acquire(t, p)
+		release(t, first)
+		// Object 2's create hangs; a second taker waits for it...
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		held := acquire(t, p)
+		done := make(chan error)
+		go func() {
+			l, err := p.Acquire(ctx)
+			if err == nil {
+				release(t, l)
+			}
+			done <- err
+		}()
+		synctest.Wait()
+		// ...while the pool goes on serving: releases, takes, stats.
+		release(t, held)
+		if err := <-done; err != nil {
+			t.Fatalf("waiter not served by a release while a create hung: %v", err)
+		}
+		l, err := p.TryAcquire()
+		if err != nil {
+			t.Fatalf("TryAcquire while a create hangs: %v", err)
+		}
+		release(t, l)
+		if s := p.Stats(); s.Creating != 1 || s.Total != 2 {
+			t.Errorf("stats = creating %d total %d, want 1 and 2", s.Creating, s.Total)
+		}
+		close(unblock)
+	})
+}
+
+func TestCreateError(t *testing.T) {
+	refused := errors.New("connection refused")
+	p := newPool(t, &factory{create: func(context.Context, int) error { return refused }}, Config{MaxObjects: 2})
+	_, err := p.Acquire(context.Background())
+	var ce *CreateError
+	if !errors.As(err, &ce) || !errors.Is(err, refused) || !errors.Is(err, ErrCreateFailed) {
+		t.Fatalf("Acquire = %v, want a *CreateError wrapping the cause", err)
+	}
+	if !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("error %q does not say why", err)
+	}
+	if s := p.Stats(); s.CreateErrors != 1 || s.Total != 0 {
+		t.Errorf("stats after a failed create: %+v", s)
+	}
+}
+
+func TestCreateTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		f := &factory{create: func(ctx context.Context, id int) error {
+			if id == 1 {
+				<-release // ignores its context
+			}
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 2, CreateTimeout: 5 * time.Second})
+		start := time.Now()
+		_, err := p.Acquire(context.Background())
+		if d := time.Since(start); d != 5*time.Second {
+			t.Errorf("take failed after %v, want exactly CreateTimeout, 5s", d)
+		}
+		var ce *CreateError
+		if !errors.As(err, &ce) || ce.Timeout != 5*time.Second || !strings.Contains(err.Error(), "timed out after 5s") {
+			t.Fatalf("Acquire = %v, want a CreateError saying it timed out after 5s", err)
+		}
+		if s := p.Stats(); s.CreateTimeouts != 1 || s.Total != 1 {
+			t.Errorf("stats: %d create timeouts, total %d; want 1 and 1 (the hung create still counts)", s.CreateTimeouts, s.Total)
+		}
+		close(release)
+		// The late object is kept and serves the next take.
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Value().id != 1 {
+			t.Errorf("got conn %d, want the late conn 1", l.Value().id)
+		}
+		l.Release()
+	})
+}
+
+func TestServerDownBacksOffAndWaitersEndByDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		down := errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
+		f := &factory{create: func(context.Context, int) error { return down }}
+		p := newPool(t, f, Config{MaxObjects: 8})
+		var wg sync.WaitGroup
+		var timeouts atomic.Int32
+		start := time.Now()
+		for range 50 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				_, err := p.Acquire(ctx)
+				if time.Since(start) > 2*time.Second {
+					t.Errorf("a take ended after its deadline: %v", time.Since(start))
+				}
+				if !errors.Is(err, down) {
+					t.Errorf("take failed with %v, want an error wrapping the create error", err)
+				}
+				if errors.Is(err, ErrTimeout) {
+					timeouts.Add(1)
+					if !strings.Contains(err.Error(), "waited 2s, 0/8 available") {
+						t.Errorf("timeout error %q does not say how long and how many were free", err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if timeouts.Load() == 0 {
+			t.Error("no take timed out; the test did not exercise deadlines")
+		}
+		// At most 8 parallel tries, then a probe after 10ms, 20ms, 40ms,
+		// 80ms, then every 100ms: a few dozen in 2s, not thousands.
+		if n := f.creates.Load(); n > 8+24 {
+			t.Errorf("%d creates in 2s while the server was down; creation must back off", n)
+		}
+	})
+}
+
+func TestServerBackUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var up atomic.Bool
+		f := &factory{create: func(context.Context, int) error {
+			if !up.Load() {
+				return errors.New("refused")
+			}
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 4})
+		for range 5 {
+			if _, err := p.Acquire(context.Background()); err == nil {
+				t.Fatal("take succeeded while the server was down")
+			}
+		}
+		up.Store(true)
+		start := time.Now()
+		l := acquire(t, p)
+		release(t, l)
+		if d := time.Since(start); d > backoffMax {
+			t.Errorf("recovery took %v, want no more than the backoff cap, %v", d, backoffMax)
+		}
+	})
+}
+
+// A create that hangs past CreateTimeout, ignoring its context, must not
+// hold up the creates after it, although it still holds its room.
+func TestHungCreateBlocksNoLaterCreate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unhang := make(chan struct{})
+		f := &factory{create: func(ctx context.Context, id int) error {
+			if id == 1 {
+				<-unhang
+			}
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 2, CreateTimeout: time.Second})
+		if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrCreateFailed) {
+			t.Fatalf("take waiting on the hung create: %v, want its timeout", err)
+		}
+		start := time.Now()
+		l := acquire(t, p)
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Errorf("next take waited %v behind a hung create", d)
+		}
+		release(t, l)
+		close(unhang)
+	})
+}
+
+func TestFreshObjectFailingValidateIsDestroyed(t *testing.T) {
+	f := &factory{validate: func(c *conn) error {
+		if c.id == 1 {
+			return errors.New("handshake incomplete")
+		}
+		return nil
+	}}
+	p := newPool(t, f, Config{MaxObjects: 1})
+	_, err := p.Acquire(context.Background())
+	if !errors.Is(err, ErrCreateFailed) || !strings.Contains(err.Error(), "handshake incomplete") {
+		t.Fatalf("Acquire = %v, want a create error saying why the new object was invalid", err)
+	}
+	if f.destroys.Load() != 1 {
+		t.Error("the invalid new object was not destroyed")
+	}
+}
+
+func TestMinIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var inFlight, maxInFlight atomic.Int32
+		f := &factory{create: func(ctx context.Context, id int) error {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			if n > maxInFlight.Load() {
+				maxInFlight.Store(n)
+			}
+			time.Sleep(100 * time.Millisecond)
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 8, MinIdle: 3})
+		time.Sleep(301 * time.Millisecond)
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 3 {
+			t.Fatalf("MinIdle 3 not filled at once: %+v", s)
+		}
+		if n := maxInFlight.Load(); n != 1 {
+			t.Errorf("MinIdle refill ran %d creates at once, want 1", n)
+		}
+		// Taking two leaves one idle; the pool refills to three.
+		a, b := acquire(t, p), acquire(t, p)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 3 || s.InUse != 2 {
+			t.Errorf("MinIdle not refilled: %+v", s)
+		}
+		release(t, a)
+		release(t, b)
+	})
+}

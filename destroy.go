@@ -1,0 +1,90 @@
+package actorpool
+
+// Taking objects out of service. Whoever holds an object it must not keep
+// (a holder giving back a doomed or invalid object, a taker that found one
+// unusable, Lease.Destroy) retires it: it moves the slot to reserved and
+// asks the keeper to destroy the object. The keeper reserves idle objects
+// itself (reserveIdle) when it evicts them, tests them, or retires them for
+// Close and Reload. Either way the keeper destroys the object on a
+// goroutine of its own (destroy) and frees the slot when Destroy returns
+// (destroyed).
+
+// retire takes a slot that the caller holds in kind from with seq out of
+// service and has the keeper destroy its object. It reports false if the
+// slot was not in kind from with seq.
+func (p *core) retire(s *slot, seq uint32, from slotKind, cause destroyCause) bool {
+	if _, ok := s.move(from, seq, kindReserved); !ok {
+		return false
+	}
+	if !p.post(message{kind: msgRetire, idx: s.idx, cause: cause}) {
+		// The keeper is gone: Close gave up waiting for this object, so
+		// its holder destroys it.
+		p.destroyInline(s, cause)
+	}
+	return true
+}
+
+// reserveIdle moves an idle or parked object, seen in state st, to
+// reserved for the keeper, and reports whether it did.
+func (p *core) reserveIdle(s *slot, st state) bool {
+	switch st.kind() {
+	case kindIdle:
+		_, ok := s.move(kindIdle, st.seq(), kindReserved)
+		return ok
+	case kindInUse:
+		return p.unpark(s, st.seq())
+	}
+	return false
+}
+
+// retireIdle destroys every idle object: on Close, and on Reload those of
+// an older generation.
+func (k *keeper[T]) retireIdle(cause destroyCause) {
+	p := k.p
+	for i := range p.slots {
+		s := &p.slots[i]
+		st := s.load()
+		if cause == causeReload && s.gen == k.gen {
+			continue
+		}
+		if p.reserveIdle(s, st) {
+			k.destroy(s.idx, cause)
+		}
+	}
+}
+
+// destroy destroys the object of a reserved slot on a goroutine of its own.
+func (k *keeper[T]) destroy(idx int32, cause destroyCause) {
+	p := k.p
+	s := &p.slots[idx]
+	obj := p.objs[s.idx]
+	go func() {
+		p.destroyObj(obj)
+		p.stats.destroyed[cause].Add(1)
+		if !p.post(message{kind: msgDestroyed, idx: idx}) {
+			p.cameBack()
+		}
+	}()
+}
+
+// destroyed frees the slot of an object whose Destroy returned.
+func (k *keeper[T]) destroyed(idx int32) {
+	p := k.p
+	s := &p.slots[idx]
+	var zero T
+	p.objs[idx] = zero
+	s.clearTicket()
+	s.trace.Store(nil)
+	for {
+		st := s.load()
+		if st.kind() != kindReserved {
+			panic("actorpool: freeing a slot that is not reserved")
+		}
+		if s.cas(st, st.with(kindFree)) {
+			break
+		}
+	}
+	k.free = append(k.free, idx)
+	k.alive--
+	p.total.Store(int32(k.alive))
+}

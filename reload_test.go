@@ -1,0 +1,78 @@
+package actorpool
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+)
+
+func TestReload(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		finish := make(chan struct{})
+		f := &factory{create: func(ctx context.Context, id int) error {
+			if id == 3 {
+				<-finish
+			}
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 4})
+		idle, held := acquire(t, p), acquire(t, p)
+		if _, err := p.TryAcquire(); !errors.Is(err, ErrWouldBlock) { // starts create 3
+			t.Fatal(err)
+		}
+		release(t, idle)
+		synctest.Wait()
+
+		if err := p.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.Reloaded != 1 {
+			t.Fatalf("idle object not destroyed at once by Reload: %+v", s.DestroyedBy)
+		}
+		// A new take gets a new object.
+		fresh := acquire(t, p)
+		if fresh.Value().id != 4 {
+			t.Errorf("take after Reload got conn %d, want a new conn 4", fresh.Value().id)
+		}
+		// The object in use is destroyed when it comes back.
+		release(t, held)
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.Reloaded != 2 {
+			t.Errorf("object in use kept after Reload: %+v", s.DestroyedBy)
+		}
+		// The create in flight is destroyed when it comes back.
+		close(finish)
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.Reloaded != 3 || s.Total != 1 {
+			t.Errorf("create in flight at Reload kept: %+v", s)
+		}
+		release(t, fresh)
+	})
+}
+
+func TestReloadServesWaiterOfStaleCreate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		finish := make(chan struct{})
+		f := &factory{create: func(ctx context.Context, id int) error {
+			if id == 1 {
+				<-finish
+			}
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: 1})
+		got := make(chan Lease[*conn])
+		go func() { got <- acquire(t, p) }() // waits on create 1
+		synctest.Wait()
+		if err := p.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		close(finish)
+		l := <-got
+		if l.Value().id != 2 {
+			t.Errorf("waiter got conn %d, made before Reload; want conn 2", l.Value().id)
+		}
+		release(t, l)
+	})
+}
