@@ -95,7 +95,10 @@ func TestStaleReleasesNeverDoubleHandOut(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if s := p.Stats(); s.Total != 2 || s.Idle != 2 || s.Destroyed != 0 {
+		// Two objects, or one when every waiter was served by a release
+		// before the keeper saw the demand: the pool creates only for
+		// takers it cannot serve otherwise.
+		if s := p.Stats(); s.Total < 1 || s.Total > 2 || s.Idle != s.Total || s.Destroyed != 0 {
 			t.Errorf("after stale releases: %+v", s)
 		}
 	}
