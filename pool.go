@@ -161,7 +161,7 @@ func (p *Pool[T]) destroyObj(obj T) {
 }
 
 func (p *core) panicked(method string, v any) error {
-	e := &PanicError{Method: method, Value: v, Stack: stack()}
+	e := &PanicError{Func: "Factory." + method, Value: v, Stack: stack()}
 	p.log.Error("actorpool: Factory."+method+" panicked", "panic", v, "stack", string(e.Stack))
 	return e
 }
