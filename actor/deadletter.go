@@ -97,6 +97,23 @@ func (r *Reason) UnmarshalText(text []byte) error {
 	return fmt.Errorf("actor: unknown dead-letter reason %q", text)
 }
 
+// attrs returns the letter as log attributes, with room for n more.
+func (l DeadLetter[T]) attrs(n int) []slog.Attr {
+	attrs := append(make([]slog.Attr, 0, 8+n),
+		slog.String("actor", l.Actor),
+		slog.String("reason", l.Reason.String()),
+		slog.Uint64("task_id", l.Task.ID),
+		slog.String("task_type", l.Task.Type),
+		slog.Int("attempts", l.Attempts),
+		slog.Time("enqueued", l.Task.Enqueued),
+		slog.Any("payload", l.Task.Payload),
+	)
+	if l.Err != nil {
+		attrs = append(attrs, slog.Any("error", l.Err))
+	}
+	return attrs
+}
+
 // jsonLetter is a DeadLetter's stored form: an error keeps only its message.
 type jsonLetter[T any] struct {
 	Actor    string    `json:"actor"`
@@ -176,17 +193,6 @@ func (a *Actor[T]) put(l DeadLetter[T]) {
 	if err == nil {
 		return
 	}
-	attrs := []slog.Attr{
-		slog.String("actor", a.name),
-		slog.String("reason", l.Reason.String()),
-		slog.Uint64("task_id", l.Task.ID),
-		slog.String("task_type", l.Task.Type),
-		slog.Int("attempts", l.Attempts),
-		slog.Any("payload", l.Task.Payload),
-		slog.Any("sink_error", err),
-	}
-	if l.Err != nil {
-		attrs = append(attrs, slog.Any("error", l.Err))
-	}
+	attrs := append(l.attrs(1), slog.Any("sink_error", err))
 	a.log.LogAttrs(context.Background(), slog.LevelError, "actor: dead-letter sink failed; the letter is kept in this log only", attrs...)
 }
