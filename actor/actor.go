@@ -63,7 +63,7 @@ type Actor[T any] struct {
 	haltCause  error
 	lost       DrainError // what halting cost, for closeErr
 
-	moved func(from, to workerState) // if set, told of every move of a worker: for tests
+	moves [workerStates][workerStates]uint32 // moves made, by state from and to: for tests
 }
 
 type counters struct {

@@ -76,12 +76,19 @@ func (a *Actor[T]) growLocked() {
 
 // handOffLocked gives env to the worker that parked last, if any, and
 // returns it for the caller to wake once the mutex is released. A parked
-// worker means nothing is queued, so this keeps the order of tasks.
+// worker means nothing is queued, so this keeps the order of tasks. It is
+// small enough to be inlined into every send, which then makes no call
+// when no worker is parked.
 func (a *Actor[T]) handOffLocked(env *envelope[T]) *worker[T] {
-	n := len(a.idle)
-	if n == 0 {
+	if len(a.idle) == 0 {
 		return nil
 	}
+	return a.handToParkedLocked(env)
+}
+
+// handToParkedLocked is handOffLocked when a worker is parked.
+func (a *Actor[T]) handToParkedLocked(env *envelope[T]) *worker[T] {
+	n := len(a.idle)
 	w := a.idle[n-1]
 	a.idle[n-1] = nil
 	a.idle = a.idle[:n-1]

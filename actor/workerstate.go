@@ -54,14 +54,22 @@ var workerMoves = [workerStates]uint8{
 func (a *Actor[T]) moveLocked(w *worker[T], to workerState) {
 	from := w.state
 	if workerMoves[from]&(1<<to) == 0 {
-		panic("actor: worker " + w.name + " cannot move from " + from.String() + " to " + to.String())
+		panic(badMove{w.name, from, to})
 	}
 	w.state = to
 	a.inState[from]--
 	a.inState[to]++
-	if a.moved != nil {
-		a.moved(from, to)
-	}
+	a.moves[from][to]++
+}
+
+// A badMove is the panic of a move the table does not list.
+type badMove struct {
+	worker   string
+	from, to workerState
+}
+
+func (m badMove) Error() string {
+	return "actor: worker " + m.worker + " cannot move from " + m.from.String() + " to " + m.to.String()
 }
 
 // busyLocked returns the number of workers whose handler is running, or

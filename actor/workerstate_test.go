@@ -33,10 +33,6 @@ func TestWorkerMoves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seen := map[[2]workerState]int{}
-		a.mu.Lock()
-		a.moved = func(from, to workerState) { seen[[2]workerState{from, to}]++ } // called under a.mu
-		a.mu.Unlock()
 
 		// Complete, fail, Goexit, and then a worker in the Goexit's place
 		// to idle past its keep-alive.
@@ -62,7 +58,7 @@ func TestWorkerMoves(t *testing.T) {
 		for from := range workerStates {
 			for to := range workerStates {
 				listed := workerMoves[from]&(1<<to) != 0
-				if n := seen[[2]workerState{from, to}]; listed && n == 0 {
+				if n := a.moves[from][to]; listed && n == 0 {
 					t.Errorf("no worker moved %v → %v, which the table lists", from, to)
 				} else if !listed && n > 0 {
 					t.Errorf("a worker moved %v → %v, which the table does not list", from, to)
@@ -83,7 +79,7 @@ func TestWorkerMoveNotListedPanics(t *testing.T) {
 	a.inState[workerIdle] = 1
 	defer func() {
 		v := recover()
-		if s, ok := v.(string); !ok || !strings.Contains(s, "cannot move from idle to failed") {
+		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "worker x/1 cannot move from idle to failed") {
 			t.Errorf("moveLocked(idle → failed) panicked with %v, want a refusal", v)
 		}
 		if w.state != workerIdle || a.inState[workerIdle] != 1 {
