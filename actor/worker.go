@@ -140,7 +140,7 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 		}
 		return false
 	}
-	reply := a.endLocked(w, done)
+	reply := a.endLocked(w)
 	for {
 		if s, ok := a.takeLocked(w); ok {
 			a.moveLocked(w, workerRunning)
@@ -164,7 +164,7 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 			return false
 		}
 		a.idle = append(a.idle, w)
-		timed := a.set.max > a.set.min && len(a.workers) > a.set.min
+		timed := a.aboveMinLocked()
 		a.mu.Unlock()
 		answer(reply)
 		reply = nil
@@ -180,17 +180,16 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 	}
 }
 
-// endLocked ends w's current task, if it has one, as completed if done; a
-// failed task has been settled already. It returns the channel of an Ask
-// waiting for the completed task, to be answered once the mutex is
+// endLocked ends w's current task, if it has one, and makes w idle. A task
+// still running has completed: one that failed has been settled, retried
+// or dead-lettered, by fail, which moved w on. It returns the channel of an
+// Ask waiting for the completed task, to be answered once the mutex is
 // released.
-func (a *Actor[T]) endLocked(w *worker[T], done bool) chan<- error {
+func (a *Actor[T]) endLocked(w *worker[T]) chan<- error {
 	switch w.state {
 	case workerStarting, workerFailed:
 		a.moveLocked(w, workerIdle)
 	case workerRunning:
-		// A running task whose handler did not succeed has been failed,
-		// which moves w on; so it succeeded.
 		a.moveLocked(w, workerIdle)
 		a.c.completed++
 		return w.env.reply()
@@ -213,6 +212,13 @@ func (a *Actor[T]) leaveAbandonedLocked(w *worker[T]) {
 // leave too; the worker that finds so wakes them.
 func (a *Actor[T]) nothingLeftLocked() bool {
 	return a.halted || (a.closing && len(a.retries) == 0)
+}
+
+// aboveMinLocked reports whether the actor is elastic and has more workers
+// than its minimum, so that a worker that parks may leave once it has
+// idled for the keep-alive.
+func (a *Actor[T]) aboveMinLocked() bool {
+	return a.set.max > a.set.min && len(a.workers) > a.set.min
 }
 
 // answer tells an Ask waiting on reply, if any, that its task completed.
