@@ -1,10 +1,11 @@
 package actorpool
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 // Defaults for the Config fields whose zero value means "the default".
@@ -101,54 +102,36 @@ type Config struct {
 	Observer Observer
 }
 
-// A ConfigError names a Config field whose value breaks a rule.
-type ConfigError struct {
-	Field string // the field's name, such as "MaxObjects"
-	Value any    // the value it had
-	Rule  string // what is allowed, such as "must be at least 1"
-}
+// A ConfigError names a Config field whose value breaks a rule, the value,
+// and what is allowed: Field, such as "MaxObjects"; Value, what it has;
+// Rule, such as "must be between 1 and 1048576". Its message reads
+// "actorpool: Config.MaxObjects is 0: must be between 1 and 1048576". It is
+// the same type as actor.ConfigError, and the adapters report their own
+// fields with it.
+type ConfigError = errs.ConfigError
 
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("actorpool: Config.%s is %v: %s", e.Field, e.Value, e.Rule)
-}
-
-// Validate reports every field that breaks a rule, as ConfigErrors joined
-// with errors.Join, or nil when c is usable.
+// Validate reports every field that breaks a rule, as *ConfigError values
+// joined with errors.Join, or nil when c is usable. It has a value
+// receiver, as actor.Config's has, so that it can be called on any Config,
+// a literal or a copy included.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field string, value any, rule string) {
-		errs = append(errs, &ConfigError{Field: field, Value: value, Rule: rule})
-	}
+	check := errs.NewChecker("actorpool")
 	if c.MaxObjects < 1 || c.MaxObjects > MaxObjectsLimit {
-		bad("MaxObjects", c.MaxObjects, fmt.Sprintf("must be between 1 and %d", MaxObjectsLimit))
+		check.Bad("MaxObjects", c.MaxObjects, fmt.Sprintf("must be between 1 and %d", MaxObjectsLimit))
 	}
-	if c.MinIdle < 0 {
-		bad("MinIdle", c.MinIdle, "must not be negative")
-	} else if c.MaxObjects >= 1 && c.MinIdle > c.MaxObjects {
-		bad("MinIdle", c.MinIdle, fmt.Sprintf("must not exceed MaxObjects (%d)", c.MaxObjects))
+	errs.NotNegative(check, "MinIdle", c.MinIdle, "none kept idle")
+	if c.MaxObjects >= 1 && c.MinIdle > c.MaxObjects {
+		check.Bad("MinIdle", c.MinIdle, fmt.Sprintf("must not exceed MaxObjects (%d)", c.MaxObjects))
 	}
-	if c.MaxQueueSize < 0 {
-		bad("MaxQueueSize", c.MaxQueueSize, "must not be negative (zero means no limit)")
-	}
-	durations := []struct {
-		name string
-		d    time.Duration
-		zero string
-	}{
-		{"MaxIdleTime", c.MaxIdleTime, "no limit"},
-		{"MaxLifetime", c.MaxLifetime, "no limit"},
-		{"CreateTimeout", c.CreateTimeout, "the default, " + DefaultCreateTimeout.String()},
-		{"TestTimeout", c.TestTimeout, "the default, " + DefaultTestTimeout.String()},
-		{"ValidationInterval", c.ValidationInterval, "never"},
-		{"LeakThreshold", c.LeakThreshold, "never"},
-		{"HandoffAfter", c.HandoffAfter, "strict first come, first served"},
-	}
-	for _, f := range durations {
-		if f.d < 0 {
-			bad(f.name, f.d, "must not be negative (zero means "+f.zero+")")
-		}
-	}
-	return errors.Join(errs...)
+	errs.NotNegative(check, "MaxQueueSize", c.MaxQueueSize, "no limit")
+	errs.NotNegative(check, "MaxIdleTime", c.MaxIdleTime, "no limit")
+	errs.NotNegative(check, "MaxLifetime", c.MaxLifetime, "no limit")
+	errs.NotNegative(check, "CreateTimeout", c.CreateTimeout, "the default, "+DefaultCreateTimeout.String())
+	errs.NotNegative(check, "TestTimeout", c.TestTimeout, "the default, "+DefaultTestTimeout.String())
+	errs.NotNegative(check, "ValidationInterval", c.ValidationInterval, "never")
+	errs.NotNegative(check, "LeakThreshold", c.LeakThreshold, "never")
+	errs.NotNegative(check, "HandoffAfter", c.HandoffAfter, "strict first come, first served")
+	return check.Err()
 }
 
 // withDefaults returns c with the zero values that mean "the default"

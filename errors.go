@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 var (
@@ -113,19 +115,8 @@ func (e *WaitError) Is(target error) bool {
 }
 
 // A PanicError is a panic recovered from a Factory method, with the stack
-// of the goroutine that panicked.
-type PanicError struct {
-	Method string // "Create", "Validate", "Test" or "Destroy"
-	Value  any    // what was passed to panic
-	Stack  []byte
-}
-
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("Factory.%s panicked: %v", e.Method, e.Value)
-}
-
-// Unwrap returns the panic value when it is an error.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
+// of the goroutine that panicked. Its Func is "Factory.Create",
+// "Factory.Validate" or "Factory.Test"; a panic in Factory.Destroy is
+// logged. It is the same type as actor.PanicError, which a panicking
+// handler yields.
+type PanicError = errs.PanicError

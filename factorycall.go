@@ -43,7 +43,7 @@ func (p *Pool[T]) testObj(ctx context.Context, obj T) (err error) {
 }
 
 func (p *core) panicked(method string, v any) error {
-	e := &PanicError{Method: method, Value: v, Stack: stack()}
+	e := &PanicError{Func: "Factory." + method, Value: v, Stack: stack()}
 	p.log.Error("actorpool: Factory."+method+" panicked", "panic", v, "stack", string(e.Stack))
 	return e
 }

@@ -18,7 +18,7 @@ func TestCreatePanicIsAnError(t *testing.T) {
 	}}, Config{MaxObjects: 1})
 	_, err := p.Acquire(context.Background())
 	var pe *PanicError
-	if !errors.As(err, &pe) || pe.Method != "Create" || !strings.Contains(err.Error(), "driver bug") {
+	if !errors.As(err, &pe) || pe.Func != "Factory.Create" || !strings.Contains(err.Error(), "driver bug") {
 		t.Fatalf("Acquire after a panicking Create = %v, want a *PanicError", err)
 	}
 	// The pool is not stuck: the next take gets an object (after the

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // An Actor runs a handler over the tasks sent to it, on a set of worker
@@ -53,9 +52,7 @@ type Actor[T any] struct {
 	idle       []*worker[T]           // parked workers; the last parked is woken first
 	hands      []*worker[T]           // workers holding a hand (see hand.go)
 	workers    map[*worker[T]]struct{}
-	starting   int // workers started that have not yet looked for a task
-	busy       int // workers in a handler
-	running    int // tasks in a handler that have not ended (busy less abandoned)
+	inState    [workerStates]int // workers in each state (see workerstate.go)
 	nextID     uint64
 	nextWorker int
 	c          counters
@@ -65,6 +62,8 @@ type Actor[T any] struct {
 	haltReason Reason
 	haltCause  error
 	lost       DrainError // what halting cost, for closeErr
+
+	moves [workerStates][workerStates]uint32 // moves made, by state from and to: for tests
 }
 
 type counters struct {
@@ -124,42 +123,3 @@ func New[T any](name string, handler Handler[T], cfg Config[T]) (*Actor[T], erro
 
 // Name returns the actor's name.
 func (a *Actor[T]) Name() string { return a.name }
-
-// deadLetter puts a letter for env, then answers Ask with answer. attempts
-// is how many times the handler ran for it.
-func (a *Actor[T]) deadLetter(env *envelope[T], reason Reason, err error, attempts int, answer error) {
-	a.put(DeadLetter[T]{Actor: a.name, Task: a.task(env), Reason: reason, Err: err, Attempts: attempts, Time: time.Now()})
-	if reply := env.reply(); reply != nil {
-		reply <- answer
-	}
-}
-
-// put hands l to the sink; a sink that fails or panics has the letter logged
-// instead, so that it is not lost without a trace.
-func (a *Actor[T]) put(l DeadLetter[T]) {
-	err := protect(func() error { return a.sink.Put(l) })
-	if err == nil {
-		return
-	}
-	attrs := []slog.Attr{
-		slog.String("actor", a.name),
-		slog.String("reason", l.Reason.String()),
-		slog.Uint64("task_id", l.Task.ID),
-		slog.String("task_type", l.Task.Type),
-		slog.Int("attempts", l.Attempts),
-		slog.Any("payload", l.Task.Payload),
-		slog.Any("sink_error", err),
-	}
-	if l.Err != nil {
-		attrs = append(attrs, slog.Any("error", l.Err))
-	}
-	a.log.LogAttrs(context.Background(), slog.LevelError, "actor: dead-letter sink failed; the letter is kept in this log only", attrs...)
-}
-
-// closedAnswer is what Ask returns for a task dead-lettered at shutdown.
-func (a *Actor[T]) closedAnswer(env *envelope[T], reason Reason) error {
-	if env.reply() == nil {
-		return nil
-	}
-	return fmt.Errorf("actor %q: task %d (%s) dead-lettered (%s): %w", a.name, env.id, a.typeOf(env), reason, ErrClosed)
-}

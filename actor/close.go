@@ -107,8 +107,7 @@ func (a *Actor[T]) halt(reason Reason, cause error) {
 		queued = append(queued, left{env, env.attempt()})
 	}
 	a.lost.Queued = len(queued)
-	a.c.deadLettered += uint64(len(queued))
-	a.letters.Add(len(queued))
+	a.countLettersLocked(len(queued))
 	idle := a.idle
 	a.idle = nil
 	a.checkDrainedLocked()
@@ -121,8 +120,7 @@ func (a *Actor[T]) halt(reason Reason, cause error) {
 	}
 	for i := range queued {
 		l := &queued[i]
-		a.deadLetter(&l.env, reason, l.env.lastErr(), l.attempts, a.closedAnswer(&l.env, reason))
-		a.letters.Done()
+		a.deadLetter(&l.env, reason, l.env.lastErr(), l.attempts, nil)
 	}
 }
 
@@ -166,22 +164,19 @@ func (a *Actor[T]) abandon() {
 	a.mu.Lock()
 	var envs []envelope[T]
 	for w := range a.workers {
-		if w.running {
-			w.running, w.abandoned = false, true
-			a.running--
+		if w.state == workerRunning {
+			a.moveLocked(w, workerAbandoned)
 			envs = append(envs, *w.runningLocked())
 		}
 	}
 	a.lost.InFlight += len(envs)
 	a.lost.Abandoned = len(envs)
-	a.c.deadLettered += uint64(len(envs))
-	a.letters.Add(len(envs))
+	a.countLettersLocked(len(envs))
 	reason := a.haltReason
 	a.mu.Unlock()
 	slices.SortFunc(envs, func(x, y envelope[T]) int { return cmp.Compare(x.id, y.id) })
 	for i := range envs {
 		env := &envs[i]
-		a.deadLetter(env, reason, ErrAbandoned, env.attempt(), a.closedAnswer(env, reason))
-		a.letters.Done()
+		a.deadLetter(env, reason, ErrAbandoned, env.attempt(), nil)
 	}
 }

@@ -1,11 +1,13 @@
 package actor
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 // Config shapes an actor. Its zero value is a complete configuration: one
@@ -113,62 +115,55 @@ const (
 )
 
 // Validate reports every field that breaks a rule, as [*ConfigError] values
-// joined with errors.Join; nil means the configuration is usable.
-func (c *Config[T]) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &ConfigError{Field: field, Rule: fmt.Sprintf(format, args...)})
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"Workers", c.Workers}, {"MinWorkers", c.MinWorkers}, {"MaxWorkers", c.MaxWorkers}, {"Capacity", c.Capacity}, {"MaxAttempts", c.MaxAttempts}} {
-		if f.v < 0 {
-			bad(f.name, "must be ≥ 0, got %d", f.v)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		v    time.Duration
-	}{{"KeepAlive", c.KeepAlive}, {"Timeout", c.Timeout}, {"Grace", c.Grace}, {"Backoff.Initial", c.Backoff.Initial}, {"Backoff.Max", c.Backoff.Max}} {
-		if f.v < 0 {
-			bad(f.name, "must be ≥ 0, got %v", f.v)
-		}
-	}
+// joined with errors.Join; nil means the configuration is usable. It has a
+// value receiver, as actorpool.Config's has, so that it can be called on
+// any Config, a literal or a copy included.
+func (c Config[T]) Validate() error {
+	check := errs.NewChecker("actor")
+	errs.NotNegative(check, "Workers", c.Workers, "one, unless MaxWorkers is set")
+	errs.NotNegative(check, "MinWorkers", c.MinWorkers, "no worker is kept when idle")
+	errs.NotNegative(check, "MaxWorkers", c.MaxWorkers, "a fixed actor")
+	errs.NotNegative(check, "Capacity", c.Capacity, "unbounded")
+	errs.NotNegative(check, "MaxAttempts", c.MaxAttempts, "one")
+	errs.NotNegative(check, "KeepAlive", c.KeepAlive, "the default, "+defaultKeepAlive.String())
+	errs.NotNegative(check, "Timeout", c.Timeout, "no timeout")
+	errs.NotNegative(check, "Grace", c.Grace, "the default, "+defaultGrace.String())
+	errs.NotNegative(check, "Backoff.Initial", c.Backoff.Initial, "the default, "+defaultInitial.String())
+	errs.NotNegative(check, "Backoff.Max", c.Backoff.Max, "the default, "+defaultMaxDelay.String())
 
 	elastic := c.MinWorkers != 0 || c.MaxWorkers != 0
 	switch {
 	case c.Workers > 0 && elastic:
-		bad("Workers", "set Workers for a fixed actor or MinWorkers and MaxWorkers for an elastic one, not both")
+		check.Bad("Workers", c.Workers, "must not be set with MinWorkers or MaxWorkers: set Workers for a fixed actor, or MinWorkers and MaxWorkers for an elastic one, not both")
 	case c.MinWorkers > 0 && c.MaxWorkers == 0:
-		bad("MaxWorkers", "must be > 0 when MinWorkers is set (%d)", c.MinWorkers)
+		check.Bad("MaxWorkers", c.MaxWorkers, fmt.Sprintf("must be at least 1 when MinWorkers is set (%d)", c.MinWorkers))
 	case c.MaxWorkers > 0 && c.MinWorkers > c.MaxWorkers:
-		bad("MinWorkers", "must be ≤ MaxWorkers (%d), got %d", c.MaxWorkers, c.MinWorkers)
+		check.Bad("MinWorkers", c.MinWorkers, fmt.Sprintf("must not exceed MaxWorkers (%d)", c.MaxWorkers))
 	}
 	if c.KeepAlive > 0 && c.MaxWorkers <= 0 {
-		bad("KeepAlive", "applies only to an elastic actor (MaxWorkers > 0)")
+		check.Bad("KeepAlive", c.KeepAlive, "must be zero unless the actor is elastic (MaxWorkers set): it applies to elastic actors only")
 	}
 
 	if int(c.Overflow) >= len(overflowNames) {
-		bad("Overflow", "unknown policy %v", c.Overflow)
+		check.Bad("Overflow", c.Overflow, "must be one of "+strings.Join(overflowNames[:], ", ")+": the policy is unknown")
 	} else if c.Overflow != OverflowBlock && c.Capacity == 0 {
-		bad("Overflow", "%q needs a bounded mailbox (Capacity > 0)", c.Overflow)
+		check.Bad("Overflow", c.Overflow, fmt.Sprintf("must be %s when Capacity is zero: the other policies need a bounded mailbox", OverflowBlock))
 	}
 
 	b := c.Backoff
 	if b != (Backoff{}) && c.MaxAttempts <= 1 {
-		bad("Backoff", "is set but MaxAttempts is %d, so no task is retried", c.MaxAttempts)
+		check.Bad("Backoff", b, fmt.Sprintf("must be zero unless MaxAttempts is more than 1 (it is %d): no task is retried", c.MaxAttempts))
 	}
 	if b.Max > 0 && b.Initial > b.Max {
-		bad("Backoff.Initial", "must be ≤ Backoff.Max (%v), got %v", b.Max, b.Initial)
+		check.Bad("Backoff.Initial", b.Initial, fmt.Sprintf("must not exceed Backoff.Max (%v)", b.Max))
 	}
 	if b.Multiplier != 0 && !(b.Multiplier >= 1) {
-		bad("Backoff.Multiplier", "must be ≥ 1 (or 0 for 2), got %v", b.Multiplier)
+		check.Bad("Backoff.Multiplier", b.Multiplier, fmt.Sprintf("must be at least 1 (zero means the default, %v)", defaultMultiplier))
 	}
 	if !(b.Jitter >= 0 && b.Jitter <= 1) {
-		bad("Backoff.Jitter", "must be within [0, 1], got %v", b.Jitter)
+		check.Bad("Backoff.Jitter", b.Jitter, "must be between 0 and 1")
 	}
-	return errors.Join(errs...)
+	return check.Err()
 }
 
 // settings is a validated Config with the defaults filled in.
@@ -184,7 +179,7 @@ type settings struct {
 	deadLetterRejected bool
 }
 
-func (c *Config[T]) settings() settings {
+func (c Config[T]) settings() settings {
 	s := settings{
 		min:                c.Workers,
 		max:                c.Workers,

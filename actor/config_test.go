@@ -25,25 +25,25 @@ func TestConfigValidate(t *testing.T) {
 		{"drop oldest bounded", Config[int]{Capacity: 1, Overflow: OverflowDropOldest}, "", ""},
 		{"full backoff", Config[int]{MaxAttempts: 5, Backoff: Backoff{Initial: time.Millisecond, Max: time.Second, Multiplier: 1.5, Jitter: 1}}, "", ""},
 
-		{"negative workers", Config[int]{Workers: -1}, "Workers", "≥ 0"},
-		{"negative min", Config[int]{MinWorkers: -1, MaxWorkers: 2}, "MinWorkers", "≥ 0"},
-		{"negative capacity", Config[int]{Capacity: -1}, "Capacity", "≥ 0"},
-		{"negative attempts", Config[int]{MaxAttempts: -2}, "MaxAttempts", "≥ 0"},
-		{"negative timeout", Config[int]{Timeout: -time.Second}, "Timeout", "≥ 0"},
-		{"negative grace", Config[int]{Grace: -time.Second}, "Grace", "≥ 0"},
+		{"negative workers", Config[int]{Workers: -1}, "Workers", "must not be negative"},
+		{"negative min", Config[int]{MinWorkers: -1, MaxWorkers: 2}, "MinWorkers", "must not be negative"},
+		{"negative capacity", Config[int]{Capacity: -1}, "Capacity", "must not be negative"},
+		{"negative attempts", Config[int]{MaxAttempts: -2}, "MaxAttempts", "must not be negative"},
+		{"negative timeout", Config[int]{Timeout: -time.Second}, "Timeout", "must not be negative"},
+		{"negative grace", Config[int]{Grace: -time.Second}, "Grace", "must not be negative"},
 		{"fixed and elastic", Config[int]{Workers: 2, MaxWorkers: 4}, "Workers", "not both"},
 		{"min without max", Config[int]{MinWorkers: 2}, "MaxWorkers", "when MinWorkers is set"},
-		{"min above max", Config[int]{MinWorkers: 5, MaxWorkers: 3}, "MinWorkers", "≤ MaxWorkers (3), got 5"},
+		{"min above max", Config[int]{MinWorkers: 5, MaxWorkers: 3}, "MinWorkers", "must not exceed MaxWorkers (3)"},
 		{"keep-alive on a fixed actor", Config[int]{Workers: 2, KeepAlive: time.Second}, "KeepAlive", "elastic"},
 		{"unknown overflow", Config[int]{Capacity: 1, Overflow: 9}, "Overflow", "unknown"},
 		{"reject unbounded", Config[int]{Overflow: OverflowReject}, "Overflow", "bounded"},
 		{"drop oldest unbounded", Config[int]{Overflow: OverflowDropOldest}, "Overflow", "bounded"},
 		{"drop newest unbounded", Config[int]{Overflow: OverflowDropNewest}, "Overflow", "bounded"},
 		{"backoff without retries", Config[int]{Backoff: Backoff{Initial: time.Second}}, "Backoff", "no task is retried"},
-		{"initial above max", Config[int]{MaxAttempts: 2, Backoff: Backoff{Initial: time.Minute, Max: time.Second}}, "Backoff.Initial", "≤ Backoff.Max"},
-		{"shrinking multiplier", Config[int]{MaxAttempts: 2, Backoff: Backoff{Multiplier: 0.5}}, "Backoff.Multiplier", "≥ 1"},
-		{"jitter above one", Config[int]{MaxAttempts: 2, Backoff: Backoff{Jitter: 1.5}}, "Backoff.Jitter", "[0, 1]"},
-		{"negative jitter", Config[int]{MaxAttempts: 2, Backoff: Backoff{Jitter: -0.1}}, "Backoff.Jitter", "[0, 1]"},
+		{"initial above max", Config[int]{MaxAttempts: 2, Backoff: Backoff{Initial: time.Minute, Max: time.Second}}, "Backoff.Initial", "must not exceed Backoff.Max"},
+		{"shrinking multiplier", Config[int]{MaxAttempts: 2, Backoff: Backoff{Multiplier: 0.5}}, "Backoff.Multiplier", "must be at least 1"},
+		{"jitter above one", Config[int]{MaxAttempts: 2, Backoff: Backoff{Jitter: 1.5}}, "Backoff.Jitter", "must be between 0 and 1"},
+		{"negative jitter", Config[int]{MaxAttempts: 2, Backoff: Backoff{Jitter: -0.1}}, "Backoff.Jitter", "must be between 0 and 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestConfigValidate(t *testing.T) {
 			if ce.Field != tt.field || !strings.Contains(ce.Rule, tt.rule) {
 				t.Errorf("Validate() = %v; want field %s and a rule containing %q", err, tt.field, tt.rule)
 			}
-			if !strings.Contains(err.Error(), "Config."+tt.field+":") {
+			if !strings.Contains(err.Error(), "actor: Config."+tt.field+" is ") {
 				t.Errorf("message %q does not name Config.%s", err, tt.field)
 			}
 			// New refuses the same config and says why.
@@ -76,7 +76,7 @@ func TestConfigValidateReportsEveryField(t *testing.T) {
 	noLeaks(t)
 	err := (&Config[int]{Workers: -1, Capacity: -1, Grace: -1}).Validate()
 	for _, field := range []string{"Workers", "Capacity", "Grace"} {
-		if !strings.Contains(err.Error(), "Config."+field+":") {
+		if !strings.Contains(err.Error(), "Config."+field+" is -1") {
 			t.Errorf("Validate() = %v; does not name %s", err, field)
 		}
 	}

@@ -1,10 +1,12 @@
 package actor
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"strconv"
 	"time"
 )
@@ -95,6 +97,23 @@ func (r *Reason) UnmarshalText(text []byte) error {
 	return fmt.Errorf("actor: unknown dead-letter reason %q", text)
 }
 
+// attrs returns the letter as log attributes, with room for n more.
+func (l DeadLetter[T]) attrs(n int) []slog.Attr {
+	attrs := append(make([]slog.Attr, 0, 8+n),
+		slog.String("actor", l.Actor),
+		slog.String("reason", l.Reason.String()),
+		slog.Uint64("task_id", l.Task.ID),
+		slog.String("task_type", l.Task.Type),
+		slog.Int("attempts", l.Attempts),
+		slog.Time("enqueued", l.Task.Enqueued),
+		slog.Any("payload", l.Task.Payload),
+	)
+	if l.Err != nil {
+		attrs = append(attrs, slog.Any("error", l.Err))
+	}
+	return attrs
+}
+
 // jsonLetter is a DeadLetter's stored form: an error keeps only its message.
 type jsonLetter[T any] struct {
 	Actor    string    `json:"actor"`
@@ -126,4 +145,54 @@ func (l *DeadLetter[T]) UnmarshalJSON(data []byte) error {
 		l.Err = errors.New(j.Error)
 	}
 	return nil
+}
+
+// Dead-lettering a task the actor accepted takes two steps: under the
+// mutex, in the same instant as the task leaves the gauge it counted in,
+// countLettersLocked counts it as dead-lettered and as a letter being put;
+// after the mutex is released, deadLetter hands it to the sink, answers its
+// Ask, and marks the letter put. Close waits for the letters being put, so
+// that a sink can be closed once it returns.
+
+// countLettersLocked counts n tasks as dead-lettered and as letters being
+// put; each must then be handed over with deadLetter.
+func (a *Actor[T]) countLettersLocked(n int) {
+	a.c.deadLettered += uint64(n)
+	a.letters.Add(n)
+}
+
+// deadLetter hands env's task, counted by countLettersLocked, to the sink,
+// with reason, the error of its last attempt and the number of times the
+// handler ran for it; answers Ask with askError; and marks the letter put.
+// failure is the task's last *TaskError when it failed for good, else nil.
+func (a *Actor[T]) deadLetter(env *envelope[T], reason Reason, err error, attempts int, failure error) {
+	a.put(DeadLetter[T]{Actor: a.name, Task: a.task(env), Reason: reason, Err: err, Attempts: attempts, Time: time.Now()})
+	if reply := env.reply(); reply != nil {
+		reply <- a.askError(env, reason, failure)
+	}
+	a.letters.Done()
+}
+
+// askError is what Ask returns for a task dead-lettered for reason: an
+// error matching ErrClosed when the actor shut down before the task
+// completed, ErrDropped when the overflow policy dropped it, else failure.
+func (a *Actor[T]) askError(env *envelope[T], reason Reason, failure error) error {
+	switch reason {
+	case ReasonClosed, ReasonDrainDeadline:
+		return fmt.Errorf("actor %q: task %d (%s) dead-lettered (%s): %w", a.name, env.id, a.typeOf(env), reason, ErrClosed)
+	case ReasonDropped:
+		return fmt.Errorf("actor %q: task %d (%s): %w", a.name, env.id, a.typeOf(env), ErrDropped)
+	}
+	return failure
+}
+
+// put hands l to the sink; a sink that fails or panics has the letter logged
+// instead, so that it is not lost without a trace.
+func (a *Actor[T]) put(l DeadLetter[T]) {
+	err := protect("Sink.Put", func() error { return a.sink.Put(l) })
+	if err == nil {
+		return
+	}
+	attrs := append(l.attrs(1), slog.Any("sink_error", err))
+	a.log.LogAttrs(context.Background(), slog.LevelError, "actor: dead-letter sink failed; the letter is kept in this log only", attrs...)
 }

@@ -65,6 +65,36 @@
 //
 //	Submitted = Completed + DeadLettered + Rejected + Queued + Retrying + Running + Blocked
 //
+// # A task's life
+//
+// A task sent is counted in Submitted and then in exactly one of the other
+// terms at every instant. It moves, and Stats with it, as this table says;
+// completed, dead-lettered and rejected are final.
+//
+//	from      to             who moves it                                     Stats
+//	sent      queued         the send                                         Queued+1
+//	sent      running        the send, to the worker parked last              Running+1
+//	sent      blocked        a send waiting for room (OverflowBlock)          Blocked+1
+//	sent      rejected       a send refused: closed, full, ctx ended          Rejected+1
+//	sent      dead-lettered  a send under OverflowDropNewest                  DeadLettered+1, Dropped+1
+//	blocked   queued         the worker whose take made room                  Blocked−1, Queued+1
+//	blocked   rejected       the sender's ctx ending, or Close                Blocked−1, Rejected+1
+//	queued    running        a worker, from the mailbox or a run of it        Queued−1, Running+1
+//	queued    dead-lettered  a send under OverflowDropOldest, or Close/Stop   Queued−1, DeadLettered+1 (Dropped+1)
+//	running   completed      the worker, the handler having succeeded         Running−1, Completed+1
+//	running   retrying       the worker, the attempt having failed            Running−1, Failed+1, Retried+1, Retrying+1
+//	running   dead-lettered  the worker, the last attempt having failed       Running−1, Failed+1, DeadLettered+1
+//	running   dead-lettered  Close/Stop, the handler outliving the grace      Running−1, DeadLettered+1
+//	retrying  queued         the retry's timer, its backoff passed            Retrying−1, Queued+1
+//	retrying  running        the retry's timer, to the worker parked last     Retrying−1, Running+1
+//	retrying  dead-lettered  Close/Stop                                       Retrying−1, DeadLettered+1
+//
+// A failed attempt counts in Panicked too when its handler panicked or
+// called runtime.Goexit. Close/Stop dead-letters what waits once it stops
+// draining: at once for Stop, when its context ends for Close. A task the
+// actor did not accept (rejected) reaches the dead letters only when
+// Config.DeadLetterRejected is set, and then counts in Rejected alone.
+//
 // # Observability
 //
 // Workers are named "<actor>/<n>". Each runs under runtime/pprof labels

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 // ErrClosed is returned by every send once Close or Stop has begun, and by Ask
@@ -69,27 +71,10 @@ func (e *TaskError) Error() string {
 func (e *TaskError) Unwrap() error { return e.Err }
 
 // A PanicError is the error of an attempt whose handler panicked or called
-// runtime.Goexit.
-type PanicError struct {
-	Value  any    // the value passed to panic; nil after runtime.Goexit
-	Goexit bool   // the handler called runtime.Goexit
-	Stack  []byte // the handler's goroutine stack where it panicked or exited
-}
-
-// Error says whether the handler panicked, with what, or exited.
-func (e *PanicError) Error() string {
-	if e.Goexit {
-		return "handler called runtime.Goexit"
-	}
-	return fmt.Sprintf("handler panicked: %v", e.Value)
-}
-
-// Unwrap returns the panic value if it is an error, so that errors.Is and
-// errors.As see through a panic(err).
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
+// runtime.Goexit; its Func is "handler". A panicking sink or error handler
+// yields one too, with Func "Sink.Put" or "Config.OnError", which is
+// logged. It is the same type as actorpool.PanicError.
+type PanicError = errs.PanicError
 
 // A DrainError is returned by Close and Stop when tasks were dead-lettered
 // because the actor stopped before finishing them.
@@ -127,11 +112,10 @@ func (e *DrainError) Error() string {
 // Unwrap returns why draining stopped.
 func (e *DrainError) Unwrap() error { return e.Err }
 
-// A ConfigError names a Config field and the rule its value breaks.
-type ConfigError struct {
-	Field string
-	Rule  string
-}
-
-// Error names the field as Config.Field, then the rule.
-func (e *ConfigError) Error() string { return "actor: Config." + e.Field + ": " + e.Rule }
+// A ConfigError names a Config field whose value breaks a rule, the value,
+// and what is allowed: Field, such as "Workers" or "Backoff.Initial";
+// Value, what it has; Rule, such as "must not be negative (zero means
+// one)". Its message reads "actor: Config.Workers is -1: must not be
+// negative (zero means one)". It is the same type as
+// actorpool.ConfigError.
+type ConfigError = errs.ConfigError

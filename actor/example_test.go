@@ -236,7 +236,7 @@ func ExampleConfig_elastic() {
 	fmt.Println(cfg.Validate())
 	// Output:
 	// <nil>
-	// actor: Config.MinWorkers: must be ≤ MaxWorkers (8), got 10
+	// actor: Config.MinWorkers is 10: must not exceed MaxWorkers (8)
 }
 
 // db is an in-memory user_device table behind a pool of connections.

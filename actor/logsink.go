@@ -58,18 +58,7 @@ func (s *LogSink[T]) Put(l DeadLetter[T]) error {
 	s.held = 0
 	s.mu.Unlock()
 
-	attrs := append(make([]slog.Attr, 0, 10),
-		slog.String("actor", l.Actor),
-		slog.String("reason", l.Reason.String()),
-		slog.Uint64("task_id", l.Task.ID),
-		slog.String("task_type", l.Task.Type),
-		slog.Int("attempts", l.Attempts),
-		slog.Time("enqueued", l.Task.Enqueued),
-		slog.Any("payload", l.Task.Payload),
-	)
-	if l.Err != nil {
-		attrs = append(attrs, slog.Any("error", l.Err))
-	}
+	attrs := l.attrs(1)
 	if held > 0 {
 		attrs = append(attrs, slog.Uint64("suppressed", held))
 	}

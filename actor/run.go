@@ -34,10 +34,10 @@ func (a *Actor[T]) call(ctx context.Context, w *worker[T]) (err error) {
 			return
 		}
 		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
+			err = &PanicError{Func: "handler", Value: v, Stack: debug.Stack()}
 			return
 		}
-		w.goexit = &PanicError{Goexit: true, Stack: debug.Stack()}
+		w.goexit = &PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()}
 	}()
 	err = a.handler(ctx, w.task(a))
 	returned = true
@@ -54,13 +54,12 @@ func (a *Actor[T]) fail(w *worker[T], err error) {
 	panicked := errors.As(err, &pe)
 
 	a.mu.Lock()
-	if w.abandoned {
+	if w.state == workerAbandoned {
 		a.mu.Unlock()
 		a.lateOutcome(w, err)
 		return
 	}
-	w.running = false
-	a.running--
+	a.moveLocked(w, workerFailed)
 	a.c.failed++
 	if panicked {
 		a.c.panicked++
@@ -84,13 +83,12 @@ func (a *Actor[T]) fail(w *worker[T], err error) {
 		a.c.retried++
 		r = a.retryLocked(*env, err)
 	} else {
-		a.c.deadLettered++
-		a.letters.Add(1)
+		a.countLettersLocked(1)
 	}
 	a.mu.Unlock()
 
 	te := &TaskError{Actor: a.name, Worker: w.name, ID: env.id, Type: a.typeOf(env), Attempt: attempt, Final: reason != 0, Err: err}
-	if perr := protect(func() error { a.onError(te); return nil }); perr != nil {
+	if perr := protect("Config.OnError", func() error { a.onError(te); return nil }); perr != nil {
 		a.log.LogAttrs(context.Background(), slog.LevelError, "actor: error handler panicked",
 			slog.String("actor", a.name), slog.String("worker", w.name), slog.Any("error", perr))
 	}
@@ -99,12 +97,7 @@ func (a *Actor[T]) fail(w *worker[T], err error) {
 		a.startRetry(r, a.set.backoff.delay(attempt, rand.Float64()))
 		return
 	}
-	answer := error(te)
-	if reason == ReasonClosed || reason == ReasonDrainDeadline {
-		answer = a.closedAnswer(env, reason)
-	}
-	a.deadLetter(env, reason, err, attempt, answer)
-	a.letters.Done()
+	a.deadLetter(env, reason, err, attempt, te)
 }
 
 // lateOutcome logs the outcome of a handler that returned after Close had
@@ -140,13 +133,13 @@ func (a *Actor[T]) logFailure(err *TaskError) {
 	a.log.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-// protect calls fn, turning a panic into a *PanicError, so that a failing
-// callback — a sink, an error handler — cannot take down a worker or a
-// sender.
-func protect(fn func() error) (err error) {
+// protect calls fn, turning a panic into a *PanicError naming what as the
+// function that panicked, so that a failing callback — a sink, an error
+// handler — cannot take down a worker or a sender.
+func protect(what string, fn func() error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PanicError{Value: v, Stack: debug.Stack()}
+			err = &PanicError{Func: what, Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return fn()

@@ -104,24 +104,18 @@ func (a *Actor[T]) send(ctx context.Context, env *envelope[T], wait bool) error 
 		return nil
 	}
 	switch a.set.overflow {
-	case OverflowDropOldest:
-		var old envelope[T]
-		a.box.pop(&old)
-		a.box.push(env)
+	case OverflowDropOldest, OverflowDropNewest:
+		dropped := env
+		if a.set.overflow == OverflowDropOldest {
+			var old envelope[T]
+			a.box.pop(&old)
+			a.box.push(env)
+			dropped = &old
+		}
 		a.c.dropped++
-		a.c.deadLettered++
-		a.letters.Add(1)
+		a.countLettersLocked(1)
 		a.mu.Unlock()
-		a.deadLetter(&old, ReasonDropped, old.lastErr(), old.attempt()-1, a.droppedAnswer(&old))
-		a.letters.Done()
-		return nil
-	case OverflowDropNewest:
-		a.c.dropped++
-		a.c.deadLettered++
-		a.letters.Add(1)
-		a.mu.Unlock()
-		a.deadLetter(env, ReasonDropped, nil, 0, a.droppedAnswer(env))
-		a.letters.Done()
+		a.deadLetter(dropped, ReasonDropped, dropped.lastErr(), dropped.attempt()-1, nil)
 		return nil
 	case OverflowBlock:
 		if wait {
@@ -131,13 +125,6 @@ func (a *Actor[T]) send(ctx context.Context, env *envelope[T], wait bool) error 
 	a.c.rejected++
 	a.mu.Unlock()
 	return a.refuse(env, a.errFull)
-}
-
-func (a *Actor[T]) droppedAnswer(env *envelope[T]) error {
-	if env.reply() == nil {
-		return nil
-	}
-	return fmt.Errorf("actor %q: task %d (%s): %w", a.name, env.id, a.typeOf(env), ErrDropped)
 }
 
 // refuse returns err for a task the actor did not accept, after giving it to

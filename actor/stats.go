@@ -52,10 +52,10 @@ func (a *Actor[T]) Stats() Stats {
 		DeadLettered: a.c.deadLettered,
 		Queued:       a.box.len() + a.ready.n,
 		Retrying:     len(a.retries),
-		Running:      a.running,
+		Running:      a.inState[workerRunning],
 		Blocked:      a.senders.n,
 		Workers:      len(a.workers),
-		Busy:         a.busy,
+		Busy:         a.busyLocked(),
 		Idle:         len(a.idle),
 	}
 	// The tasks in each queue entered it in order, so the oldest is at a

@@ -21,13 +21,10 @@ type worker[T any] struct {
 	wake  chan bool
 	timer *time.Timer // keep-alive, made on first use
 
-	cur       envelope[T]  // the task in hand, unless it is in a hand
-	env       *envelope[T] // the current task: &cur, or a slot of hand
-	started   bool         // has looked for a task once
-	busy      bool         // the current task is in a handler, or about to be
-	running   bool         // the current task has not ended: it counts in Actor.running
-	abandoned bool         // Close gave up on the current task and dead-lettered it
-	goexit    *PanicError  // set when the handler called runtime.Goexit
+	state  workerState  // see workerstate.go
+	cur    envelope[T]  // the task in hand, unless it is in a hand
+	env    *envelope[T] // the current task: &cur, or a slot of hand
+	goexit *PanicError  // set when the handler called runtime.Goexit
 
 	// A run of the mailbox lent to the worker (see hand.go): the slots
 	// [next, handEnd) of hand are its tasks not yet started, where next is
@@ -60,7 +57,7 @@ func (a *Actor[T]) spawnLocked() *worker[T] {
 	a.nextWorker++
 	w := &worker[T]{name: a.name + "/" + strconv.Itoa(a.nextWorker), wake: make(chan bool, 1)}
 	a.workers[w] = struct{}{}
-	a.starting++
+	a.inState[workerStarting]++
 	go a.work(w)
 	return w
 }
@@ -72,31 +69,37 @@ func (a *Actor[T]) spawnLocked() *worker[T] {
 // have workers (see lendLocked), so while a hand has a task to start, the
 // mailbox alone has more tasks than workers on their way.
 func (a *Actor[T]) growLocked() {
-	if len(a.workers) < a.set.max && a.box.len()+a.ready.n > a.starting {
+	if len(a.workers) < a.set.max && a.box.len()+a.ready.n > a.inState[workerStarting] {
 		a.spawnLocked()
 	}
 }
 
 // handOffLocked gives env to the worker that parked last, if any, and
 // returns it for the caller to wake once the mutex is released. A parked
-// worker means nothing is queued, so this keeps the order of tasks.
+// worker means nothing is queued, so this keeps the order of tasks. It is
+// small enough to be inlined into every send, which then makes no call
+// when no worker is parked.
 func (a *Actor[T]) handOffLocked(env *envelope[T]) *worker[T] {
-	n := len(a.idle)
-	if n == 0 {
+	if len(a.idle) == 0 {
 		return nil
 	}
+	return a.handToParkedLocked(env)
+}
+
+// handToParkedLocked is handOffLocked when a worker is parked.
+func (a *Actor[T]) handToParkedLocked(env *envelope[T]) *worker[T] {
+	n := len(a.idle)
 	w := a.idle[n-1]
 	a.idle[n-1] = nil
 	a.idle = a.idle[:n-1]
 	w.cur = *env
-	w.busy, w.running = true, true
-	a.busy++
-	a.running++
+	a.moveLocked(w, workerRunning)
 	return w
 }
 
 // removeLocked accounts for w leaving.
 func (a *Actor[T]) removeLocked(w *worker[T]) {
+	a.moveLocked(w, workerGone)
 	delete(a.workers, w)
 	a.checkDrainedLocked()
 }
@@ -123,55 +126,33 @@ func (a *Actor[T]) work(w *worker[T]) {
 }
 
 // next ends w's current task, as completed if done, and finds w its next
-// one, parking while there is none. It reports false when w must exit.
+// one, parking while there is none. It reports false when w must leave.
 func (a *Actor[T]) next(w *worker[T], done bool) bool {
 	if done && w.hand != nil && w.nextInHand() {
 		return true
 	}
 	a.mu.Lock()
-	if !w.started {
-		w.started = true
-		a.starting--
-	}
-	var reply chan error
-	if w.busy {
-		w.busy = false
-		a.busy--
-		if w.abandoned {
-			a.settleHandLocked(w)
-			a.dropHandLocked(w)
-			a.removeLocked(w)
-			a.mu.Unlock()
-			if done {
-				a.lateOutcome(w, nil)
-			}
-			return false
+	if w.state == workerAbandoned {
+		a.leaveAbandonedLocked(w)
+		a.mu.Unlock()
+		if done {
+			a.lateOutcome(w, nil)
 		}
-		if done && w.running {
-			w.running = false
-			a.running--
-			a.c.completed++
-			reply = w.env.reply()
-		}
+		return false
 	}
+	reply := a.endLocked(w)
 	for {
 		if s, ok := a.takeLocked(w); ok {
-			w.busy, w.running = true, true
-			a.busy++
-			a.running++
+			a.moveLocked(w, workerRunning)
 			a.mu.Unlock()
-			if reply != nil {
-				reply <- nil
-			}
+			answer(reply)
 			if s != nil {
 				s.done <- struct{}{}
 			}
 			return true
 		}
 		w.cur = envelope[T]{} // let the payload be collected while w waits
-		if a.halted || (a.closing && len(a.retries) == 0) {
-			// Nothing is left to do: the workers parked while retries were
-			// pending must leave too.
+		if a.nothingLeftLocked() {
 			idle := a.idle
 			a.idle = nil
 			a.removeLocked(w)
@@ -179,18 +160,14 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 			for _, x := range idle {
 				x.wake <- false
 			}
-			if reply != nil {
-				reply <- nil
-			}
+			answer(reply)
 			return false
 		}
 		a.idle = append(a.idle, w)
-		timed := a.set.max > a.set.min && len(a.workers) > a.set.min
+		timed := a.aboveMinLocked()
 		a.mu.Unlock()
-		if reply != nil {
-			reply <- nil
-			reply = nil
-		}
+		answer(reply)
+		reply = nil
 		got, alive := a.park(w, timed)
 		if !alive {
 			return false
@@ -200,6 +177,54 @@ func (a *Actor[T]) next(w *worker[T], done bool) bool {
 			return true
 		}
 		a.mu.Lock()
+	}
+}
+
+// endLocked ends w's current task, if it has one, and makes w idle. A task
+// still running has completed: one that failed has been settled, retried
+// or dead-lettered, by fail, which moved w on. It returns the channel of an
+// Ask waiting for the completed task, to be answered once the mutex is
+// released.
+func (a *Actor[T]) endLocked(w *worker[T]) chan<- error {
+	switch w.state {
+	case workerStarting, workerFailed:
+		a.moveLocked(w, workerIdle)
+	case workerRunning:
+		a.moveLocked(w, workerIdle)
+		a.c.completed++
+		return w.env.reply()
+	}
+	return nil
+}
+
+// leaveAbandonedLocked lets w go once its handler, whose task Close
+// dead-lettered, has returned: the completions of its hand are counted, and
+// what is left of the hand was taken by halt.
+func (a *Actor[T]) leaveAbandonedLocked(w *worker[T]) {
+	a.settleHandLocked(w)
+	a.dropHandLocked(w)
+	a.removeLocked(w)
+}
+
+// nothingLeftLocked reports whether a worker that found no task must leave:
+// the actor stopped draining, or is closing with no retry pending, which
+// could come back as a task. Workers parked while retries were pending must
+// leave too; the worker that finds so wakes them.
+func (a *Actor[T]) nothingLeftLocked() bool {
+	return a.halted || (a.closing && len(a.retries) == 0)
+}
+
+// aboveMinLocked reports whether the actor is elastic and has more workers
+// than its minimum, so that a worker that parks may leave once it has
+// idled for the keep-alive.
+func (a *Actor[T]) aboveMinLocked() bool {
+	return a.set.max > a.set.min && len(a.workers) > a.set.min
+}
+
+// answer tells an Ask waiting on reply, if any, that its task completed.
+func answer(reply chan<- error) {
+	if reply != nil {
+		reply <- nil
 	}
 }
 
@@ -281,8 +306,6 @@ func (a *Actor[T]) afterGoexit(w *worker[T]) {
 	}
 	a.fail(w, w.goexit)
 	a.mu.Lock()
-	w.busy = false
-	a.busy--
 	a.passHandLocked(w) // before w leaves, lest the actor seem drained
 	a.removeLocked(w)
 	if !a.halted {

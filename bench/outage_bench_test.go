@@ -11,7 +11,7 @@ import (
 )
 
 // outage is the load of BenchmarkOutage, the one the adapters' fault tests
-// TestFaultOutageRecovery run: 64 clients with 1s deadlines on a pool of
+// TestFault/OutageRecovery run: 64 clients with 1s deadlines on a pool of
 // 16, and the server down for 2s.
 var outage = testenv.Outage{Clients: 64, Size: servers.Size, Deadline: time.Second, Down: 2 * time.Second}
 

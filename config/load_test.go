@@ -292,11 +292,11 @@ actors:
     backoff: {initial: 2s, max: 1s}
 `,
 			want: []string{
-				"f.yaml:3:14: actors.a.workers = 2: set workers for a fixed actor or min_workers and max_workers for an elastic one, not both",
-				"f.yaml:5:3: actors.b.max_workers: not set, but must be > 0 when min_workers is set (2)",
-				`f.yaml:7:15: actors.b.overflow = reject: "reject" needs a bounded mailbox (capacity > 0)`,
-				"f.yaml:8:5: actors.b.backoff: is set but max_attempts is 0, so no task is retried",
-				"f.yaml:8:24: actors.b.backoff.initial = 2s: must be ≤ backoff.max (1s), got 2s",
+				"f.yaml:3:14: actors.a.workers = 2: must not be set with min_workers or max_workers: set workers for a fixed actor, or min_workers and max_workers for an elastic one, not both",
+				"f.yaml:5:3: actors.b.max_workers: not set, but must be at least 1 when min_workers is set (2)",
+				"f.yaml:7:15: actors.b.overflow = reject: must be block when capacity is zero: the other policies need a bounded mailbox",
+				"f.yaml:8:5: actors.b.backoff: must be zero unless max_attempts is more than 1 (it is 0): no task is retried",
+				"f.yaml:8:24: actors.b.backoff.initial = 2s: must not exceed backoff.max (1s)",
 			},
 		},
 		{

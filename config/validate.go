@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/actorpool/actorpool"
-	"github.com/actorpool/actorpool/actor"
 )
 
 // validated turns what an entry's Validate returned into problems placed
@@ -22,18 +21,13 @@ func (p *parser) validated(e *entry, err error, rules *strings.Replacer, pathOf 
 		errs = []error{err}
 	}
 	for _, err := range errs {
-		var goName, rule string
-		var pe *actorpool.ConfigError
-		var ae *actor.ConfigError
-		switch {
-		case errors.As(err, &pe):
-			goName, rule = pe.Field, pe.Rule
-		case errors.As(err, &ae):
-			goName, rule = ae.Field, ae.Rule
-		default:
+		// actorpool.ConfigError and actor.ConfigError are one type.
+		var ce *actorpool.ConfigError
+		if !errors.As(err, &ce) {
 			p.problem(nodeAt(e.key), e.path, nil, err.Error())
 			continue
 		}
+		goName, rule := ce.Field, ce.Rule
 		field := e.path
 		if path := pathOf(goName); path != "" {
 			field = join(e.path, path)

@@ -2,79 +2,53 @@ package netpool
 
 import (
 	"net"
-	"sync/atomic"
-	"time"
+
+	"github.com/actorpool/actorpool"
 )
 
-// A Conn is a pooled network connection. It is the net.Conn it wraps, and
-// it remembers the first error a Read or Write returned: a connection that
-// failed, timed out or reached the end of its stream is not handed to the
-// next caller, who could read a reply meant for someone else.
+// A Conn is a connection taken from a Pool with Acquire, for one goroutine
+// at a time. It is a net.Conn, and it remembers the first error a Read or
+// Write returned: a connection that failed, timed out or reached the end
+// of its stream is destroyed when it is given back, not handed to the next
+// caller, who could read a reply meant for someone else. Deadlines set on
+// it last until it is given back: the pool clears them, so the next caller
+// starts with none.
 //
-// Deadlines set on a Conn last until it is given back: the pool clears
-// them, so the next caller starts with none.
+// It must be given back with Release, or with Destroy if the caller knows
+// it to be unusable; it must not be used after. Close closes the network
+// connection, which the pool then finds closed and replaces.
 type Conn struct {
-	net.Conn
-	err      atomic.Pointer[connError]
-	deadline bool // a deadline was set since the connection was taken
+	net.Conn // the pooled conn, whose Read and Write record errors; nil once given back
+	c        *conn
+	lease    actorpool.Lease[*conn]
 }
 
-type connError struct{ err error }
-
-func newConn(c net.Conn) *Conn { return &Conn{Conn: c} }
-
-// Read reads from the connection, and records its error, if any.
-func (c *Conn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
-	if err != nil {
-		c.fail(err)
+// Release gives the connection back to the pool. A second call does
+// nothing. On a Conn lent by With, or acquired on the context of a With
+// callback, it gives nothing back: the outermost With does.
+func (c *Conn) Release() {
+	if c.c == nil {
+		return
 	}
-	return n, err
+	c.Conn, c.c = nil, nil
+	c.lease.Release()
 }
 
-// Write writes to the connection, and records its error, if any.
-func (c *Conn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	if err != nil {
-		c.fail(err)
+// Destroy gives back a connection the caller knows to be unusable, to be
+// closed. A second call, or a call after Release, does nothing. On a Conn
+// lent by With, or acquired on the context of a With callback, it marks
+// the connection, and the outermost With destroys it.
+func (c *Conn) Destroy() {
+	if c.c == nil {
+		return
 	}
-	return n, err
-}
-
-// SetDeadline sets the read and write deadlines, until the connection is
-// given back.
-func (c *Conn) SetDeadline(t time.Time) error {
-	c.deadline = true
-	return c.Conn.SetDeadline(t)
-}
-
-// SetReadDeadline sets the read deadline, until the connection is given
-// back.
-func (c *Conn) SetReadDeadline(t time.Time) error {
-	c.deadline = true
-	return c.Conn.SetReadDeadline(t)
-}
-
-// SetWriteDeadline sets the write deadline, until the connection is given
-// back.
-func (c *Conn) SetWriteDeadline(t time.Time) error {
-	c.deadline = true
-	return c.Conn.SetWriteDeadline(t)
+	c.Conn, c.c = nil, nil
+	c.lease.Destroy()
 }
 
 // Err returns the first error a Read or Write on the connection returned,
 // or nil. The pool does not reuse a connection whose Err is not nil.
-func (c *Conn) Err() error {
-	if e := c.err.Load(); e != nil {
-		return e.err
-	}
-	return nil
-}
+func (c *Conn) Err() error { return c.c.broken() }
 
-// NetConn returns the connection the Conn wraps.
-func (c *Conn) NetConn() net.Conn { return c.Conn }
-
-// fail records err unless an error is recorded already.
-func (c *Conn) fail(err error) {
-	c.err.CompareAndSwap(nil, &connError{err})
-}
+// NetConn returns the network connection the Conn wraps.
+func (c *Conn) NetConn() net.Conn { return c.c.Conn }

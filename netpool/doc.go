@@ -2,13 +2,21 @@
 // net.Conn — a line protocol, a custom RPC, a TLS service — with an
 // actorpool.Pool.
 //
-// New takes the service's address, an optional dialer (which may run a
-// handshake) and an optional ping, and returns an actorpool.Pool of *Conn.
-// A Conn is the net.Conn it wraps, and remembers the first error of a Read
-// or Write, so that a connection which failed or timed out mid-reply is
-// destroyed when it is given back instead of being handed to the next
-// caller; deadlines a caller set are cleared when it gives the connection
-// back.
+//	pool, err := netpool.New("127.0.0.1:7000")
+//	...
+//	defer pool.Close(ctx)
+//	c, err := pool.Acquire(ctx)
+//	...
+//	defer c.Release()
+//	fmt.Fprintln(c, "hello")
+//
+// NewWithConfig takes the service's address, an optional dialer (which
+// may run a handshake) and an optional ping. Acquire lends a Conn, a
+// net.Conn that remembers the first error of a Read or Write, so that a
+// connection which failed or timed out mid-reply is destroyed when it is
+// given back instead of being handed to the next caller; deadlines a
+// caller set are cleared when it gives the connection back. With lends one
+// for the length of a callback.
 //
 // # Finding connections the peer closed
 //

@@ -57,7 +57,30 @@ func Example() {
 	ln := upperServer()
 	defer ln.Close()
 
-	pool, err := netpool.New(netpool.Config{
+	pool, err := netpool.New(ln.Addr().String())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close(context.Background())
+
+	c, err := pool.Acquire(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Release()
+	answer, err := ask(c, "hello")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(answer)
+	// Output: HELLO
+}
+
+func ExampleNewWithConfig() {
+	ln := upperServer()
+	defer ln.Close()
+
+	pool, err := netpool.NewWithConfig(&netpool.Config{
 		Addr: ln.Addr().String(),
 		Ping: func(ctx context.Context, c *netpool.Conn) error {
 			answer, err := ask(c, "ping")
@@ -77,15 +100,16 @@ func Example() {
 	}
 	defer pool.Close(context.Background())
 
-	answer, err := actorpool.Do(context.Background(), pool, func(ctx context.Context, c *netpool.Conn) (string, error) {
+	err = pool.With(context.Background(), func(ctx context.Context, c *netpool.Conn) error {
 		if dl, ok := ctx.Deadline(); ok {
 			c.SetDeadline(dl) // cleared when the connection is given back
 		}
-		return ask(c, "hello")
+		answer, err := ask(c, "hello")
+		fmt.Println(answer)
+		return err
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(answer)
 	// Output: HELLO
 }

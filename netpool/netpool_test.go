@@ -19,10 +19,10 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // newPool returns a pool on addr with cfg, closed when t ends.
-func newPool(t *testing.T, cfg Config) *actorpool.Pool[*Conn] {
+func newPool(t *testing.T, cfg Config) *Pool {
 	t.Helper()
 	cfg.Pool.Logger = testLogger(t)
-	p, err := New(cfg)
+	p, err := NewWithConfig(&cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +43,11 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{"no address", Config{Pool: actorpool.Config{MaxObjects: 1}}, "Config.Addr is empty"},
-		{"no MaxObjects", Config{Addr: "127.0.0.1:1"}, "MaxObjects"},
+		{"negative MaxObjects", Config{Addr: "127.0.0.1:1", Pool: actorpool.Config{MaxObjects: -1}}, "MaxObjects"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := New(tt.cfg)
+			p, err := NewWithConfig(&tt.cfg)
 			if err == nil {
 				p.Close(context.Background())
 				t.Fatalf("New succeeded, want an error containing %q", tt.want)
@@ -61,7 +61,7 @@ func TestConfigErrors(t *testing.T) {
 
 // dialPair returns both ends of a loopback TCP connection: the client end
 // wrapped as the pool wraps it, and the server end.
-func dialPair(t *testing.T) (*Conn, net.Conn) {
+func dialPair(t *testing.T) (*conn, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -141,9 +141,10 @@ func roundTripRead(c net.Conn) (string, error) {
 	}
 }
 
-// TestBrokenNotReused checks that a connection whose Read or Write failed
-// is destroyed when given back, that a healthy one is reused, and that the
-// next caller does not inherit a deadline.
+// TestBrokenNotReused checks that a connection whose Read or Write failed,
+// or that its holder closed, is destroyed when given back;
+// that a healthy one is reused, given back once however often Release is
+// called; and that the next caller does not inherit a deadline.
 func TestBrokenNotReused(t *testing.T) {
 	srv := startLineServer(t, "127.0.0.1:0")
 	tests := []struct {
@@ -174,27 +175,42 @@ func TestBrokenNotReused(t *testing.T) {
 			_, err := roundTrip(c, "bye")
 			return err
 		}, true},
+		{"released twice", func(c *Conn) error {
+			c.Release() // and again after
+			return nil
+		}, false},
+		{"closed by the caller", func(c *Conn) error {
+			if err := c.Close(); err != nil {
+				return err
+			}
+			if !errors.Is(c.Err(), net.ErrClosed) {
+				return errors.New("Err after Close: want net.ErrClosed")
+			}
+			return nil
+		}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			testenv.CheckGoroutines(t)
 			p := newPool(t, Config{Addr: srv.addr, Pool: actorpool.Config{MaxObjects: 1}})
 			ctx := context.Background()
-			l, err := p.Acquire(ctx)
+			c, err := p.Acquire(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tt.use(l.Value())
-			l.Release()
+			if err := tt.use(c); err != nil && !tt.destroy {
+				t.Fatal(err)
+			}
+			c.Release()
 			if tt.destroy {
 				testenv.Eventually(t, 10*time.Second, "the connection to be destroyed", func() bool { return p.Stats().DestroyedBy.Invalid == 1 })
 			}
-			l, err = p.Acquire(ctx)
+			c, err = p.Acquire(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer l.Release()
-			if got, err := roundTrip(l.Value(), "again"); err != nil || got != "AGAIN" {
+			defer c.Release()
+			if got, err := roundTrip(c, "again"); err != nil || got != "AGAIN" {
 				t.Errorf("next caller's round trip: %q, %v; want AGAIN", got, err)
 			}
 			wantCreated := int64(1)
@@ -242,18 +258,18 @@ func TestTestFindsClosedConnections(t *testing.T) {
 
 // checkNoSlotLost checks that every slot of p can hold a connection that
 // answers.
-func checkNoSlotLost(t *testing.T, p *actorpool.Pool[*Conn]) {
+func checkNoSlotLost(t *testing.T, p *Pool) {
 	t.Helper()
 	testenv.CheckNoSlotLost(t, p.Stats, func(ctx context.Context) (func(), error) {
-		l, err := p.Acquire(ctx)
+		c, err := p.Acquire(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if got, err := roundTrip(l.Value(), "ok"); err != nil || got != "OK" {
-			l.Destroy()
+		if got, err := roundTrip(c, "ok"); err != nil || got != "OK" {
+			c.Destroy()
 			return nil, errors.Join(errors.New("round trip on a connection from the pool: "+got), err)
 		}
-		return func() { l.Release() }, nil
+		return c.Release, nil
 	})
 }
 
@@ -328,12 +344,11 @@ func TestServerRestart(t *testing.T) {
 	srv := startLineServer(t, "127.0.0.1:0")
 	p := newPool(t, Config{Addr: srv.addr, Pool: actorpool.Config{MaxObjects: 4, CreateTimeout: time.Second}})
 	load := testenv.StartLoad(t, 16, 200*time.Millisecond, func(ctx context.Context) error {
-		l, err := p.Acquire(ctx)
+		c, err := p.Acquire(ctx)
 		if err != nil {
 			return err
 		}
-		defer l.Release()
-		c := l.Value()
+		defer c.Release()
 		if dl, ok := ctx.Deadline(); ok {
 			c.SetDeadline(dl)
 		}
@@ -341,11 +356,6 @@ func TestServerRestart(t *testing.T) {
 		return err
 	})
 	load.WaitAllSucceed(t, 20*time.Second)
-	srv.stop()
-	load.WaitErrors(t, 10*time.Second)
-	srv.start()
-	load.WaitAllSucceed(t, 30*time.Second)
-	load.Stop()
-	load.Check(t)
+	load.Restart(t, srv.stop, srv.start, 10*time.Second, 30*time.Second)
 	checkNoSlotLost(t, p)
 }

@@ -10,7 +10,7 @@ import (
 // something unasked, by looking at the socket's receive queue without
 // taking anything from it and without waiting. A connection that cannot be
 // looked at this way (TLS, a custom net.Conn) is reported healthy.
-func peek(c *Conn) error {
+func peek(c *conn) error {
 	_, waiting, err := sockpeek.Peek(c.Conn)
 	switch {
 	case err != nil:

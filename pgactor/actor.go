@@ -95,7 +95,7 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 	}
 	errs := []error{cfg.Validate()}
 	if handler == nil && (cfg.Workers != 0 || cfg.MinWorkers != 0 || cfg.MaxWorkers != 0) {
-		errs = append(errs, &actor.ConfigError{Field: "Workers", Rule: "a send-only actor (nil handler) runs no workers: leave Workers, MinWorkers and MaxWorkers 0"})
+		errs = append(errs, &actor.ConfigError{Field: "Workers", Value: cfg.Workers, Rule: "a send-only actor (nil handler) runs no workers: leave Workers, MinWorkers and MaxWorkers 0"})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("pgactor.New(%q): invalid config: %w", name, err)

@@ -44,17 +44,17 @@ func TestConfigValidate(t *testing.T) {
 		rule   string
 	}{
 		{Config[int]{}, nil, ""},
-		{Config[int]{Workers: -1}, []string{"Workers"}, "must be ≥ 0, got -1"},
+		{Config[int]{Workers: -1}, []string{"Workers"}, "Config.Workers is -1: must not be negative"},
 		{Config[int]{Workers: 2, MaxWorkers: 3}, []string{"Workers"}, "not both"},
-		{Config[int]{MinWorkers: 4, MaxWorkers: 2}, []string{"MinWorkers"}, "must be ≤ MaxWorkers (2), got 4"},
-		{Config[int]{Backoff: actor.Backoff{Initial: time.Second}}, []string{"Backoff"}, "MaxAttempts is 0"},
-		{Config[int]{Schema: "Bad-Name"}, []string{"Schema"}, `"Bad-Name": want 1 to 63 lower-case letters`},
-		{Config[int]{Lease: time.Millisecond}, []string{"Lease"}, "must be ≥ 100ms (or 0 for 5s), got 1ms"},
-		{Config[int]{Lease: time.Second, Heartbeat: 600 * time.Millisecond}, []string{"Heartbeat"}, "must be ≤ half the Lease (1s)"},
+		{Config[int]{MinWorkers: 4, MaxWorkers: 2}, []string{"MinWorkers"}, "must not exceed MaxWorkers (2)"},
+		{Config[int]{Backoff: actor.Backoff{Initial: time.Second}}, []string{"Backoff"}, "unless MaxAttempts is more than 1 (it is 0)"},
+		{Config[int]{Schema: "Bad-Name"}, []string{"Schema"}, `Config.Schema is "Bad-Name": must be 1 to 63 lower-case letters`},
+		{Config[int]{Lease: time.Millisecond}, []string{"Lease"}, "Config.Lease is 1ms: must be at least 100ms (zero means the default, 5s)"},
+		{Config[int]{Lease: time.Second, Heartbeat: 600 * time.Millisecond}, []string{"Heartbeat"}, "must not exceed half the Lease (1s)"},
 		{Config[int]{Heartbeat: 3 * time.Second}, []string{"Heartbeat"}, "half the Lease (5s)"},
-		{Config[int]{PollInterval: -time.Second}, []string{"PollInterval"}, "must be ≥ 0, got -1s"},
-		{Config[int]{FetchBatch: 20000}, []string{"FetchBatch"}, "must be within [0, 10000], got 20000"},
-		{Config[int]{MaxLost: -1, MaintenanceInterval: -1}, []string{"MaintenanceInterval", "MaxLost"}, "must be ≥ 0"},
+		{Config[int]{PollInterval: -time.Second}, []string{"PollInterval"}, "Config.PollInterval is -1s: must not be negative"},
+		{Config[int]{FetchBatch: 20000}, []string{"FetchBatch"}, "Config.FetchBatch is 20000: must be between 0 and 10000"},
+		{Config[int]{MaxLost: -1, MaintenanceInterval: -1}, []string{"MaintenanceInterval", "MaxLost"}, "must not be negative"},
 	} {
 		err := tt.cfg.Validate()
 		if got := configFields(err); !slices.Equal(got, tt.fields) || (err != nil && !strings.Contains(err.Error(), tt.rule)) {
@@ -80,7 +80,7 @@ func TestNewErrors(t *testing.T) {
 		{strings.Repeat("x", 201), true, h, Config[int]{}, "at most 200 bytes"},
 		{"a", false, h, Config[int]{}, "the pool is nil"},
 		{"a", true, nil, Config[int]{Workers: 2}, "a send-only actor (nil handler) runs no workers"},
-		{"a", true, h, Config[int]{Workers: -2}, "Config.Workers: must be ≥ 0"},
+		{"a", true, h, Config[int]{Workers: -2}, "pgactor: Config.Workers is -2: must not be negative"},
 		{"a", true, h, Config[int]{Schema: "pgactor_never_migrated"}, "run pgactor.Migrate or `actorpool migrate --postgres URL --schema pgactor_never_migrated`"},
 	} {
 		cfg := tt.cfg

@@ -1,12 +1,12 @@
 package pgactor
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 // Config shapes a durable actor. Its fields mirror actor.Config's where the
@@ -98,43 +98,34 @@ const (
 // Validate reports every field that breaks a rule, as *actor.ConfigError
 // values joined with errors.Join; nil means the configuration is usable.
 // The fields shared with actor.Config follow its rules.
-func (c *Config[T]) Validate() error {
-	shared := actor.Config[T]{
+func (c Config[T]) Validate() error {
+	check := errs.NewChecker("pgactor")
+	check.Adopt(actor.Config[T]{
 		Workers: c.Workers, MinWorkers: c.MinWorkers, MaxWorkers: c.MaxWorkers, KeepAlive: c.KeepAlive,
 		MaxAttempts: c.MaxAttempts, Backoff: c.Backoff, Timeout: c.Timeout, Grace: c.Grace,
-	}
-	errs := []error{shared.Validate()}
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, &actor.ConfigError{Field: field, Rule: fmt.Sprintf(format, args...)})
-	}
+	}.Validate())
 	if c.Schema != "" && !schemaName.MatchString(c.Schema) {
-		bad("Schema", "%q: want 1 to 63 lower-case letters, digits and underscores, not starting with a digit", c.Schema)
+		check.Bad("Schema", c.Schema, "must be 1 to 63 lower-case letters, digits and underscores, not starting with a digit (empty means "+DefaultSchema+")")
 	}
-	for _, f := range []struct {
-		name string
-		v    time.Duration
-	}{{"Lease", c.Lease}, {"Heartbeat", c.Heartbeat}, {"PollInterval", c.PollInterval}, {"MaintenanceInterval", c.MaintenanceInterval}} {
-		if f.v < 0 {
-			bad(f.name, "must be ≥ 0, got %v", f.v)
-		}
-	}
+	errs.NotNegative(check, "Lease", c.Lease, "the default, "+DefaultLease.String())
+	errs.NotNegative(check, "Heartbeat", c.Heartbeat, "a third of the Lease")
+	errs.NotNegative(check, "PollInterval", c.PollInterval, "the default, "+defaultPollInterval.String())
+	errs.NotNegative(check, "MaintenanceInterval", c.MaintenanceInterval, "the default, "+defaultMaintainEach.String())
+	errs.NotNegative(check, "MaxLost", c.MaxLost, fmt.Sprintf("the default, %d", defaultMaxLost))
 	if c.Lease > 0 && c.Lease < minLease {
-		bad("Lease", "must be ≥ %v (or 0 for %v), got %v", minLease, DefaultLease, c.Lease)
+		check.Bad("Lease", c.Lease, fmt.Sprintf("must be at least %v (zero means the default, %v)", minLease, DefaultLease))
 	}
 	lease := c.Lease
 	if lease == 0 {
 		lease = DefaultLease
 	}
 	if c.Heartbeat > 0 && c.Heartbeat*2 > lease {
-		bad("Heartbeat", "must be ≤ half the Lease (%v), so that a lease is renewed before it runs out, got %v", lease, c.Heartbeat)
+		check.Bad("Heartbeat", c.Heartbeat, fmt.Sprintf("must not exceed half the Lease (%v), so that a lease is renewed before it runs out", lease))
 	}
 	if c.FetchBatch < 0 || c.FetchBatch > maxFetchBatch {
-		bad("FetchBatch", "must be within [0, %d], got %d", maxFetchBatch, c.FetchBatch)
+		check.Bad("FetchBatch", c.FetchBatch, fmt.Sprintf("must be between 0 and %d (zero means the default, %d)", maxFetchBatch, defaultFetchBatch))
 	}
-	if c.MaxLost < 0 {
-		bad("MaxLost", "must be ≥ 0, got %d", c.MaxLost)
-	}
-	return errors.Join(errs...)
+	return check.Err()
 }
 
 // settings is a validated Config with the defaults filled in.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/pgpool"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -167,8 +168,9 @@ func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []Sen
 		return a.insert(ctx, tx, true, enc, &o, batch)
 	}
 	var ids []uint64
-	err := a.pool.With(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+	err := a.pool.With(ctx, func(ctx context.Context, c *pgpool.Conn) error {
 		var err error
+		conn := c.Conn()
 		ids, err = a.insert(ctx, conn, conn.PgConn().TxStatus() != 'I', enc, &o, batch)
 		return err
 	})

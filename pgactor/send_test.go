@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
-	"github.com/jackc/pgx/v5"
+	"github.com/actorpool/actorpool/pgpool"
 )
 
 type job struct {
@@ -164,7 +164,7 @@ func TestSendInWith(t *testing.T) {
 		return nil
 	}, Config[string]{})
 	for _, commit := range []bool{false, true} {
-		err := r.pool.With(t.Context(), func(ctx context.Context, conn *pgx.Conn) error {
+		err := r.pool.With(t.Context(), func(ctx context.Context, conn *pgpool.Conn) error {
 			if _, err := conn.Exec(ctx, "BEGIN"); err != nil {
 				return err
 			}

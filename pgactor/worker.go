@@ -104,7 +104,7 @@ func (a *Actor[T]) leave() {
 // runtime.Goexit, and starts a worker in its place.
 func (a *Actor[T]) afterGoexit(name string, r *run[T]) {
 	if r != nil {
-		a.fail(name, r, &actor.PanicError{Goexit: true, Stack: debug.Stack()})
+		a.fail(name, r, &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()})
 	}
 	a.mu.Lock()
 	a.workers--
@@ -174,7 +174,7 @@ func (a *Actor[T]) execute(worker string, r *run[T]) *run[T] {
 func (a *Actor[T]) call(ctx context.Context, r *run[T], payload T) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &actor.PanicError{Value: v, Stack: debug.Stack()}
+			err = &actor.PanicError{Func: "handler", Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return a.handler(ctx, r.task(payload))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -167,11 +168,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ConnConfig == nil {
 		return c, errors.New("pgpool: Config.ConnConfig is nil: make it with ParseConfig or pgx.ParseConfig")
 	}
-	if c.Pool.MaxObjects == 0 {
-		c.Pool.MaxObjects = DefaultMaxConns()
-	}
-	if c.Pool.Name == "" {
-		c.Pool.Name = "pgpool"
-	}
+	adapter.Defaults(&c.Pool, "pgpool", DefaultMaxConns)
 	return c, c.Pool.Validate()
 }

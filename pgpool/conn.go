@@ -8,73 +8,83 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// A Conn is a connection taken from a Pool with Acquire. It is for one
-// goroutine at a time, like a *pgx.Conn, and must be given back with
-// Release.
+// A Conn is a connection taken from a Pool with Acquire, or lent by With.
+// It is for one goroutine at a time, like a *pgx.Conn, and must be given
+// back with Release, or with Destroy if the caller knows it to be
+// unusable; it must not be used after.
 //
 // A connection given back closed, busy (rows not closed) or inside a
 // transaction is closed by the pool, not handed to the next caller.
 type Conn struct {
 	lease actorpool.Lease[*pooledConn]
-	conn  *pgx.Conn // nil once given back
+	c     *pooledConn // nil once given back
 }
 
 // Release gives the connection back to the pool. A second call does
-// nothing.
+// nothing. On a Conn lent by With, or acquired on the context of a With
+// callback, it gives nothing back: the outermost With does.
 func (c *Conn) Release() {
-	if c.conn == nil {
+	if c.c == nil {
 		return
 	}
-	c.conn = nil
+	c.c = nil
 	c.lease.Release()
 }
 
 // Destroy gives back a connection the caller knows to be unusable, to be
-// closed. A second call, or a call after Release, does nothing.
+// closed. A second call, or a call after Release, does nothing. On a Conn
+// lent by With, or acquired on the context of a With callback, it marks
+// the connection, and the outermost With destroys it.
 func (c *Conn) Destroy() {
-	if c.conn == nil {
+	if c.c == nil {
 		return
 	}
-	c.conn = nil
+	c.c = nil
 	c.lease.Destroy()
 }
 
 // Conn returns the underlying connection, for what this type does not
-// wrap. It must not be used, nor closed, after Release.
-func (c *Conn) Conn() *pgx.Conn { return c.conn }
+// wrap, or nil once the Conn was given back. It must not be used, nor
+// closed, after Release.
+func (c *Conn) Conn() *pgx.Conn {
+	if c.c == nil {
+		return nil
+	}
+	return c.c.Conn
+}
 
 // Exec runs sql on the connection.
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	return c.conn.Exec(ctx, sql, args...)
+	return c.c.Exec(ctx, sql, args...)
 }
 
 // Query runs sql on the connection.
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return c.conn.Query(ctx, sql, args...)
+	return c.c.Query(ctx, sql, args...)
 }
 
 // QueryRow runs sql on the connection.
 func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return c.conn.QueryRow(ctx, sql, args...)
+	return c.c.QueryRow(ctx, sql, args...)
 }
 
 // SendBatch sends the batch's queries on the connection.
 func (c *Conn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return c.conn.SendBatch(ctx, b)
+	return c.c.SendBatch(ctx, b)
 }
 
 // CopyFrom copies rows into a table with the COPY protocol.
 func (c *Conn) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	return c.conn.CopyFrom(ctx, table, columns, src)
+	return c.c.CopyFrom(ctx, table, columns, src)
 }
 
 // Begin starts a transaction on the connection.
-func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.conn.Begin(ctx) }
+func (c *Conn) Begin(ctx context.Context) (pgx.Tx, error) { return c.c.Begin(ctx) }
 
 // BeginTx starts a transaction with opts on the connection.
 func (c *Conn) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	return c.conn.BeginTx(ctx, opts)
+	return c.c.BeginTx(ctx, opts)
 }
 
 // Ping pings the server.
-func (c *Conn) Ping(ctx context.Context) error { return c.conn.Ping(ctx) }
+func (c *Conn) Ping(ctx context.Context) error { return c.c.Ping(ctx) }

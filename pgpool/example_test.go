@@ -112,7 +112,7 @@ func ExamplePool_With() {
 		}
 		return name
 	}
-	err = pool.With(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+	err = pool.With(ctx, func(ctx context.Context, conn *pgpool.Conn) error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "SET LOCAL application_name = 'inside'"); err != nil {
 				return err

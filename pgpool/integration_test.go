@@ -24,25 +24,25 @@ func testName() string {
 	return fmt.Sprintf("actorpool_test_%d_%d", time.Now().UnixNano(), testSeq.Add(1))
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
 
 // newPGPool returns a pool on dsn whose connections carry name as their
 // application_name, with pool set by tune, closed when t ends.
-func newPGPool(t *testing.T, dsn, name string, tune func(c *Config)) *Pool {
+func newPGPool(t testing.TB, dsn, name string, tune func(c *Config)) *Pool {
 	t.Helper()
 	return openPGPool(t, dsn, name, idleTick, tune)
 }
 
 // newPGPoolStill is newPGPool with a clock that ticks only when the test
 // calls p.clock.tick.
-func newPGPoolStill(t *testing.T, dsn, name string, tune func(c *Config)) *Pool {
+func newPGPoolStill(t testing.TB, dsn, name string, tune func(c *Config)) *Pool {
 	t.Helper()
 	return openPGPool(t, dsn, name, 0, tune)
 }
 
-func openPGPool(t *testing.T, dsn, name string, tick time.Duration, tune func(c *Config)) *Pool {
+func openPGPool(t testing.TB, dsn, name string, tick time.Duration, tune func(c *Config)) *Pool {
 	t.Helper()
 	cfg, err := ParseConfig(dsn)
 	if err != nil {
@@ -68,7 +68,7 @@ func openPGPool(t *testing.T, dsn, name string, tick time.Duration, tune func(c 
 }
 
 // admin returns a plain pgx connection for the test's own look-ups.
-func admin(t *testing.T, dsn string) *pgx.Conn {
+func admin(t testing.TB, dsn string) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -81,7 +81,7 @@ func admin(t *testing.T, dsn string) *pgx.Conn {
 }
 
 // backends returns the process ids of the server's sessions named name.
-func backends(t *testing.T, adm *pgx.Conn, name string) []uint32 {
+func backends(t testing.TB, adm *pgx.Conn, name string) []uint32 {
 	t.Helper()
 	rows, _ := adm.Query(context.Background(), `SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid`, name)
 	pids, err := pgx.CollectRows(rows, pgx.RowTo[uint32])
@@ -318,7 +318,7 @@ func TestPostgresWithNests(t *testing.T) {
 		_, err := p.Exec(ctx, "INSERT INTO "+name+" VALUES ($1, 'x')", id)
 		return err
 	}
-	err := p.With(ctx, func(ctx context.Context, conn *pgx.Conn) error {
+	err := p.With(ctx, func(ctx context.Context, conn *Conn) error {
 		if got, want := pid(t, p, ctx), pid(t, conn, ctx); got != want {
 			t.Errorf("QueryRow inside With ran on backend %d, With holds %d", got, want)
 		}

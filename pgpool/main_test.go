@@ -1,8 +1,6 @@
 package pgpool_test
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -10,17 +8,7 @@ import (
 )
 
 // TestMain leaves out the examples, which talk to a real PostgreSQL, when
-// ACTORPOOL_POSTGRES is unset; the tests skip themselves, each with a
-// message.
+// ACTORPOOL_POSTGRES is unset.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if os.Getenv(testenv.PostgresVar) == "" {
-		skip := "^Example"
-		if s := flag.Lookup("test.skip").Value.String(); s != "" {
-			skip = s + "|" + skip
-		}
-		flag.Set("test.skip", skip)
-		fmt.Fprintf(os.Stderr, "pgpool: examples not run: set %s=%s (a PostgreSQL server) or run bash .ci/run\n", testenv.PostgresVar, testenv.PostgresExample)
-	}
-	os.Exit(m.Run())
+	os.Exit(testenv.RunSkippingExamples(m, "pgpool", testenv.PostgresVar, "a PostgreSQL server", testenv.PostgresExample))
 }

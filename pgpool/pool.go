@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -66,7 +67,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{lease: l, conn: l.Value().Conn}, nil
+	return &Conn{lease: l, c: l.Value()}, nil
 }
 
 // AcquireFunc takes a connection, calls f with it, and gives it back, even
@@ -82,11 +83,11 @@ func (p *Pool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
 
 // With takes a connection, calls fn with it, and gives it back, even when
 // fn panics. The pool's methods called with the context fn receives use
-// the same connection — a With, Exec or Query nested in fn runs on it — so
-// code that takes a context need not know whether it runs inside a
-// transaction begun on that connection.
-func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, conn *pgx.Conn) error) error {
-	return p.pool.With(ctx, func(ctx context.Context, c *pooledConn) error { return fn(ctx, c.Conn) })
+// the same connection — a With, Acquire, Exec or Query nested in fn runs
+// on it — so code that takes a context need not know whether it runs
+// inside a transaction begun on that connection.
+func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, c *Conn) error) error {
+	return adapter.With(ctx, p.pool, p.Acquire, fn)
 }
 
 // Exec runs sql on a connection from the pool.

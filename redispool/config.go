@@ -3,11 +3,12 @@ package redispool
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"runtime"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
+	"github.com/actorpool/actorpool/internal/errs"
 	"github.com/gomodule/redigo/redis"
 )
 
@@ -52,23 +53,15 @@ func DefaultMaxConns() int { return 10 * runtime.GOMAXPROCS(0) }
 // withDefaults fills in the zero fields that have redispool defaults and
 // checks the rest.
 func (c Config) withDefaults() (Config, error) {
-	if c.Pool.MaxObjects == 0 {
-		c.Pool.MaxObjects = DefaultMaxConns()
-	}
-	if c.Pool.Name == "" {
-		c.Pool.Name = "redispool"
-	}
-	var errs []error
+	adapter.Defaults(&c.Pool, "redispool", DefaultMaxConns)
+	check := errs.NewChecker("redispool")
 	if c.Addr == "" {
-		errs = append(errs, errors.New(`redispool: Config.Addr is empty: want "host:port" or a redis:// URL`))
+		check.Bad("Addr", c.Addr, `must be "host:port" or a redis:// URL`)
 	}
 	switch c.Network {
 	case "", "tcp", "tcp4", "tcp6", "unix":
 	default:
-		errs = append(errs, fmt.Errorf(`redispool: Config.Network is %q: want "tcp", "tcp4", "tcp6" or "unix"`, c.Network))
+		check.Bad("Network", c.Network, `must be "tcp", "tcp4", "tcp6" or "unix"`)
 	}
-	if err := c.Pool.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return c, errors.Join(errs...)
+	return c, errors.Join(check.Err(), c.Pool.Validate())
 }

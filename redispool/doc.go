@@ -15,17 +15,22 @@
 //
 // Pool.Do runs one command on a pooled connection:
 //
-//	pool, err := redispool.New(redispool.Config{
-//		Addr: "127.0.0.1:6379",
-//		Pool: actorpool.Config{MaxObjects: 16, ValidationInterval: 30 * time.Second},
-//	})
+//	pool, err := redispool.New("127.0.0.1:6379")
 //	...
 //	n, err := redis.Int(pool.Do(ctx, "INCR", "visits"))
 //
+// NewWithConfig takes a Config, for the pool's size and housekeeping and
+// redigo's dial options:
+//
+//	pool, err := redispool.NewWithConfig(&redispool.Config{
+//		Addr: "127.0.0.1:6379",
+//		Pool: actorpool.Config{MaxObjects: 16, ValidationInterval: 30 * time.Second},
+//	})
+//
 // Pool.Acquire lends a Conn for several commands — a pipeline, a
-// MULTI/EXEC transaction, a subscription — until Conn.Close gives it back;
-// Pool.With does the same for the length of a callback, and a Do on the
-// callback's context uses the callback's connection.
+// MULTI/EXEC transaction, a subscription — until Conn.Release gives it
+// back; Pool.With does the same for the length of a callback, and a Do on
+// the callback's context uses the callback's connection.
 //
 // # What the pool checks
 //

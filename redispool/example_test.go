@@ -14,7 +14,7 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	pool, err := redispool.New(redispool.Config{
+	pool, err := redispool.NewWithConfig(&redispool.Config{
 		Addr: os.Getenv("ACTORPOOL_REDIS"), // such as "127.0.0.1:6379"
 		Pool: actorpool.Config{
 			MaxObjects:         16,
@@ -41,7 +41,7 @@ func Example() {
 // Several commands on one connection: a pipeline, then a transaction.
 func ExamplePool_Acquire() {
 	ctx := context.Background()
-	pool, err := redispool.New(redispool.Config{Addr: os.Getenv("ACTORPOOL_REDIS")})
+	pool, err := redispool.New(os.Getenv("ACTORPOOL_REDIS")) // such as "127.0.0.1:6379"
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func ExamplePool_Acquire() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer c.Close() // gives the connection back
+	defer c.Release()
 
 	c.Send("DEL", "example:counter")
 	c.Send("INCR", "example:counter")
@@ -78,7 +78,7 @@ func ExamplePool_Acquire() {
 // A With callback holds one connection; a Do on its context uses it.
 func ExamplePool_With() {
 	ctx := context.Background()
-	pool, err := redispool.New(redispool.Config{Addr: os.Getenv("ACTORPOOL_REDIS")})
+	pool, err := redispool.New(os.Getenv("ACTORPOOL_REDIS")) // such as "127.0.0.1:6379"
 	if err != nil {
 		log.Fatal(err)
 	}

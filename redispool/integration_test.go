@@ -20,16 +20,19 @@ var testSeq atomic.Int64
 
 // testName returns a name no other test run uses, for keys and client
 // names.
-func testName(t *testing.T) string {
+func testName(t testing.TB) string {
 	return fmt.Sprintf("actorpool-test-%d-%d", time.Now().UnixNano(), testSeq.Add(1))
 }
 
-// newRedisPool returns a pool on the server ACTORPOOL_REDIS names, whose
-// connections carry name as their client name, closed when t ends.
-func newRedisPool(t *testing.T, addr, name string, cfg actorpool.Config) *Pool {
+// newRedisPool returns a pool on the server at addr, whose connections
+// carry name as their client name and are opened by dial if not nil,
+// closed when t ends.
+func newRedisPool(t testing.TB, addr, name string, cfg actorpool.Config, dial testenv.DialFunc) *Pool {
 	t.Helper()
-	cfg.Logger = testLogger(t)
-	p, err := New(Config{Addr: addr, DialOptions: []redis.DialOption{redis.DialClientName(name)}, Pool: cfg})
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t)
+	}
+	p, err := NewWithConfig(&Config{Addr: addr, Dial: dial, DialOptions: []redis.DialOption{redis.DialClientName(name)}, Pool: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,12 +47,12 @@ func newRedisPool(t *testing.T, addr, name string, cfg actorpool.Config) *Pool {
 }
 
 // testLogger sends a pool's log to the test's output.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
 
 // admin returns a plain redigo connection for the test's own look-ups.
-func admin(t *testing.T, addr string) redis.Conn {
+func admin(t testing.TB, addr string) redis.Conn {
 	t.Helper()
 	c, err := redis.Dial("tcp", addr, redis.DialConnectTimeout(5*time.Second), redis.DialReadTimeout(10*time.Second))
 	if err != nil {
@@ -61,7 +64,7 @@ func admin(t *testing.T, addr string) redis.Conn {
 
 // clientIDs returns the ids of the server's clients named name, and with
 // every field of want (such as "flags=b") when given.
-func clientIDs(t *testing.T, c redis.Conn, name string, want ...string) []string {
+func clientIDs(t testing.TB, c redis.Conn, name string, want ...string) []string {
 	t.Helper()
 	list, err := redis.String(c.Do("CLIENT", "LIST"))
 	if err != nil {
@@ -100,7 +103,7 @@ func TestRedisCommands(t *testing.T) {
 	addr := testenv.Redis(t)
 	testenv.CheckGoroutines(t)
 	name := testName(t)
-	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 2})
+	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 2}, nil)
 	ctx := context.Background()
 	key := name + ":k"
 	defer p.Do(ctx, "DEL", key, key+":n")
@@ -157,7 +160,7 @@ func TestRedisCommands(t *testing.T) {
 func TestRedisAbandonedTransaction(t *testing.T) {
 	addr := testenv.Redis(t)
 	name := testName(t)
-	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 1})
+	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 1}, nil)
 	ctx := context.Background()
 	key := name + ":k"
 	defer p.Do(ctx, "DEL", key)
@@ -194,7 +197,7 @@ func TestRedisAbandonedTransaction(t *testing.T) {
 func TestRedisSubscriber(t *testing.T) {
 	addr := testenv.Redis(t)
 	name := testName(t)
-	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 2})
+	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 2}, nil)
 	ctx := context.Background()
 
 	c, err := p.Acquire(ctx)
@@ -230,7 +233,7 @@ func TestRedisSubscriber(t *testing.T) {
 func TestRedisTestPings(t *testing.T) {
 	addr := testenv.Redis(t)
 	name := testName(t)
-	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 2, MinIdle: 2, ValidationInterval: 10 * time.Millisecond})
+	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 2, MinIdle: 2, ValidationInterval: 10 * time.Millisecond}, nil)
 	testenv.Eventually(t, 10*time.Second, "idle connections to be tested", func() bool { return p.Stats().Tests >= 6 })
 	if st := p.Stats(); st.Destroyed != 0 || st.Created != 2 {
 		t.Errorf("created %d, destroyed %d; want 2, 0: healthy connections pass the PING", st.Created, st.Destroyed)

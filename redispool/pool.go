@@ -2,30 +2,41 @@ package redispool
 
 import (
 	"context"
+	"slices"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 )
 
 // A Pool is a pool of connections to one Redis server. It is safe for use
 // by many goroutines.
 type Pool struct {
 	pool *actorpool.Pool[*conn]
+	cfg  Config
 }
 
-// New returns a pool of connections to the server cfg names. It connects
-// to nothing until a connection is asked for, except Config.Pool.MinIdle
-// connections, which it opens at once in the background: New does not fail
+// New returns a pool of connections to the server at addr, "host:port" or
+// a redis:// or rediss:// URL, with the defaults of a zero Config. It
+// connects to nothing until a connection is asked for: New does not fail
 // when the server is down.
-func New(cfg Config) (*Pool, error) {
-	cfg, err := cfg.withDefaults()
+func New(addr string) (*Pool, error) { return NewWithConfig(&Config{Addr: addr}) }
+
+// NewWithConfig returns a pool of connections to the server cfg names.
+// The pool keeps a copy of cfg: changing it afterwards changes nothing. It
+// connects to nothing until a connection is asked for, except
+// Config.Pool.MinIdle connections, which it opens at once in the
+// background: NewWithConfig does not fail when the server is down.
+func NewWithConfig(cfg *Config) (*Pool, error) {
+	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	p, err := actorpool.New[*conn](newFactory(&cfg), cfg.Pool)
+	c.DialOptions = slices.Clone(c.DialOptions)
+	p, err := actorpool.New[*conn](newFactory(&c), c.Pool)
 	if err != nil {
 		return nil, err
 	}
-	return &Pool{pool: p}, nil
+	return &Pool{pool: p, cfg: c}, nil
 }
 
 // Do runs one command on a connection from the pool and gives the
@@ -49,7 +60,7 @@ func (p *Pool) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 }
 
 // Acquire takes a connection from the pool, waiting until one is free or
-// ctx ends. The caller must give it back with Conn.Close. Use it for
+// ctx ends. The caller must give it back with Conn.Release. Use it for
 // several commands on one connection: a pipeline, a transaction, a
 // subscription.
 //
@@ -66,11 +77,9 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 
 // With takes a connection, calls fn with it, and gives it back, even when
 // fn panics. A With, Do or Acquire on the context fn receives uses the same
-// connection. fn must not close c.
+// connection.
 func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, c *Conn) error) error {
-	return p.pool.With(ctx, func(ctx context.Context, c *conn) error {
-		return fn(ctx, &Conn{c: c, nested: true})
-	})
+	return adapter.With(ctx, p.pool, p.Acquire, fn)
 }
 
 // Close closes the pool: takes fail from now on, idle connections are
@@ -86,5 +95,10 @@ func (p *Pool) Reload(ctx context.Context) error { return p.pool.Reload(ctx) }
 // Stats returns the pool's gauges and counters.
 func (p *Pool) Stats() actorpool.Stats { return p.pool.Stats() }
 
-// Config returns the pool's configuration, with defaults filled in.
-func (p *Pool) Config() actorpool.Config { return p.pool.Config() }
+// Config returns a copy of the pool's configuration, with defaults filled
+// in; its DialOptions are a copy too.
+func (p *Pool) Config() *Config {
+	c := p.cfg
+	c.DialOptions = slices.Clone(p.cfg.DialOptions)
+	return &c
+}

@@ -24,7 +24,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := New(tt.cfg)
+			p, err := NewWithConfig(&tt.cfg)
 			if err == nil {
 				p.Close(context.Background())
 				t.Fatalf("New succeeded, want an error containing %q", tt.want)
@@ -35,20 +35,24 @@ func TestConfigErrors(t *testing.T) {
 		})
 	}
 	var cerr *actorpool.ConfigError
-	if _, err := New(Config{Addr: "x:1", Pool: actorpool.Config{MaxObjects: -1}}); !errors.As(err, &cerr) || cerr.Field != "MaxObjects" {
+	if _, err := NewWithConfig(&Config{Addr: "x:1", Pool: actorpool.Config{MaxObjects: -1}}); !errors.As(err, &cerr) || cerr.Field != "MaxObjects" {
 		t.Errorf("New with MaxObjects -1: %v, want an *actorpool.ConfigError for MaxObjects", err)
 	}
 }
 
 func TestConfigDefaults(t *testing.T) {
-	p, err := New(Config{Addr: "127.0.0.1:1"})
+	p, err := New("127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background())
 	cfg := p.Config()
-	if cfg.MaxObjects != DefaultMaxConns() || cfg.Name != "redispool" {
-		t.Errorf("MaxObjects, Name = %d, %q; want %d, %q", cfg.MaxObjects, cfg.Name, DefaultMaxConns(), "redispool")
+	if cfg.Pool.MaxObjects != DefaultMaxConns() || cfg.Pool.Name != "redispool" || cfg.Addr != "127.0.0.1:1" {
+		t.Errorf("MaxObjects, Name, Addr = %d, %q, %q; want %d, %q, 127.0.0.1:1", cfg.Pool.MaxObjects, cfg.Pool.Name, cfg.Addr, DefaultMaxConns(), "redispool")
+	}
+	cfg.Pool.MaxObjects = 1
+	if p.Config().Pool.MaxObjects != DefaultMaxConns() {
+		t.Error("changing what Config returned changed the pool's")
 	}
 }
 
@@ -112,12 +116,13 @@ func TestBrokenConnectionsAreDestroyed(t *testing.T) {
 			defer c.Close()
 			return c.Send("GET", "k")
 		}, true},
-		{"discarded", func(p *Pool) error {
+		{"destroyed", func(p *Pool) error {
 			c, err := p.Acquire(context.Background())
 			if err != nil {
 				return err
 			}
-			return c.Discard()
+			c.Destroy()
+			return nil
 		}, true},
 		{"error reply", func(p *Pool) error { _, err := p.Do(context.Background(), "BAD"); return err }, false},
 		{"clean", func(p *Pool) error { _, err := p.Do(context.Background(), "SET", "k", "v"); return err }, false},
@@ -125,7 +130,7 @@ func TestBrokenConnectionsAreDestroyed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			testenv.CheckGoroutines(t)
-			p, err := New(Config{Addr: srv.addr(), Pool: actorpool.Config{MaxObjects: 1}})
+			p, err := NewWithConfig(&Config{Addr: srv.addr(), Pool: actorpool.Config{MaxObjects: 1}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +165,7 @@ func TestBrokenConnectionsAreDestroyed(t *testing.T) {
 // forever otherwise.
 func TestWithNests(t *testing.T) {
 	srv := misbehaving(t)
-	p, err := New(Config{Addr: srv.addr(), Pool: actorpool.Config{MaxObjects: 1}})
+	p, err := NewWithConfig(&Config{Addr: srv.addr(), Pool: actorpool.Config{MaxObjects: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +202,7 @@ func TestWithNests(t *testing.T) {
 
 func TestConnAfterClose(t *testing.T) {
 	srv := misbehaving(t)
-	p, err := New(Config{Addr: srv.addr(), Pool: actorpool.Config{MaxObjects: 1}})
+	p, err := NewWithConfig(&Config{Addr: srv.addr(), Pool: actorpool.Config{MaxObjects: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +233,7 @@ func TestConnAfterClose(t *testing.T) {
 func TestCreateFailure(t *testing.T) {
 	testenv.CheckGoroutines(t)
 	addr := testenv.FreeAddr(t)
-	p, err := New(Config{Addr: addr, Pool: actorpool.Config{MaxObjects: 2}})
+	p, err := NewWithConfig(&Config{Addr: addr, Pool: actorpool.Config{MaxObjects: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,22 +9,23 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// A Conn is a connection taken from a Pool. It is a redis.Conn, and also a
-// redis.ConnWithContext and a redis.ConnWithTimeout, so redigo's helpers
-// work with it: redis.String, redis.Values, redis.Script, redis.PubSubConn.
-// Close gives it back to the pool.
+// A Conn is a connection taken from a Pool with Acquire. It is a
+// redis.Conn, and also a redis.ConnWithContext and a redis.ConnWithTimeout,
+// so redigo's helpers work with it: redis.String, redis.Values,
+// redis.Script, redis.PubSubConn. It must be given back with Release, or
+// with Destroy if the caller knows it to be unusable; Close, which redigo's
+// helpers call, is Release.
 //
 // A Conn is for one goroutine at a time, like a redigo connection. The pool
 // does not reuse a connection given back broken (a network or protocol
 // error, an interrupted command), with replies unread, or in a MULTI,
 // WATCH, SUBSCRIBE or MONITOR state: it closes it and opens another.
 type Conn struct {
-	lease  actorpool.Lease[*conn]
-	c      *conn // nil once given back
-	nested bool  // lent by With: With gives it back
+	lease actorpool.Lease[*conn]
+	c     *conn // nil once given back
 }
 
-// ErrConnClosed is returned by a Conn's methods after Close.
+// ErrConnClosed is returned by a Conn's methods after it was given back.
 var ErrConnClosed = errors.New("redispool: connection used after Close")
 
 var (
@@ -33,32 +34,31 @@ var (
 	_ redis.ConnWithTimeout = (*Conn)(nil)
 )
 
-// Close gives the connection back to the pool. It returns ErrConnClosed if
-// it was already given back. On a Conn lent by With it does nothing.
+// Release gives the connection back to the pool. A second call does
+// nothing. On a Conn lent by With, or acquired on the context of a With
+// callback, it gives nothing back: the outermost With does.
+func (c *Conn) Release() { c.Close() }
+
+// Close is Release, for redis.Conn, and returns ErrConnClosed if the
+// connection was already given back.
 func (c *Conn) Close() error {
 	if c.c == nil {
 		return ErrConnClosed
-	}
-	if c.nested {
-		return nil
 	}
 	c.c = nil
 	return c.lease.Release()
 }
 
-// Discard gives a connection the caller knows to be unusable back to the
-// pool to be closed. On a Conn lent by With it closes the network
-// connection, so that With's give-back destroys it.
-func (c *Conn) Discard() error {
+// Destroy gives back a connection the caller knows to be unusable, to be
+// closed. A second call, or a call after Release, does nothing. On a Conn
+// lent by With, or acquired on the context of a With callback, it marks
+// the connection, and the outermost With destroys it.
+func (c *Conn) Destroy() {
 	if c.c == nil {
-		return ErrConnClosed
-	}
-	if c.nested {
-		c.c.interrupt()
-		return nil
+		return
 	}
 	c.c = nil
-	return c.lease.Destroy()
+	c.lease.Destroy()
 }
 
 // Err returns a non-nil error if the connection is broken: the pool will

@@ -64,7 +64,7 @@ type redispoolPool struct{ p *redispool.Pool }
 // newRedispool returns a redispool.Pool of size connections, every other
 // setting at its default.
 func newRedispool(addr string, size int, dial Dialer) (Pool, error) {
-	p, err := redispool.New(redispool.Config{Addr: addr, Dial: dial, Pool: actorpool.Config{MaxObjects: size}})
+	p, err := redispool.NewWithConfig(&redispool.Config{Addr: addr, Dial: dial, Pool: actorpool.Config{MaxObjects: size}})
 	if err != nil {
 		return nil, err
 	}

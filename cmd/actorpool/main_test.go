@@ -167,13 +167,13 @@ func TestConfigCheck(t *testing.T) {
 		{name: "bad", args: []string{bad}, code: 1, stderr: bad + ": 3 problems", stdout: []string{
 			bad + ":4:15: pools.db.min_idle = 5: must not exceed max_objects (4)",
 			bad + ":5:20: pools.db.max_idle_time = 10: must be a duration with a unit, such as 5s, 250ms or 1m30s",
-			bad + `:8:15: actors.mail.overflow = reject: "reject" needs a bounded mailbox (capacity > 0)`,
+			bad + ":8:15: actors.mail.overflow = reject: must be block when capacity is zero: the other policies need a bounded mailbox",
 		}},
 		{name: "good and bad", args: []string{good, bad}, code: 1, stdout: []string{
 			good + ": ok: 1 pool (db), no actors",
 			bad + ":4:15: pools.db.min_idle = 5: must not exceed max_objects (4)",
 			bad + ":5:20: pools.db.max_idle_time = 10: must be a duration with a unit, such as 5s, 250ms or 1m30s",
-			bad + `:8:15: actors.mail.overflow = reject: "reject" needs a bounded mailbox (capacity > 0)`,
+			bad + ":8:15: actors.mail.overflow = reject: must be block when capacity is zero: the other policies need a bounded mailbox",
 		}},
 		{name: "override", args: []string{good}, env: []string{"ACTORPOOL_POOL_DB_MAX_OBJECTS=none"}, code: 1, stdout: []string{
 			good + ":3:18: $ACTORPOOL_POOL_DB_MAX_OBJECTS: pools.db.max_objects = none: must be a whole number, such as 8",

@@ -60,7 +60,7 @@ func (b *postgresBackend) pool(cfg actorpool.Config) (*pgpool.Pool, error) {
 }
 
 func (b *postgresBackend) setup(ctx context.Context) error {
-	err := b.requests.With(ctx, func(ctx context.Context, c *pgx.Conn) error {
+	err := b.requests.With(ctx, func(ctx context.Context, c *pgpool.Conn) error {
 		_, err := c.Exec(ctx, fmt.Sprintf(`
 			CREATE SCHEMA %[1]s;
 			CREATE TABLE %[1]s.accounts (id int PRIMARY KEY, name text NOT NULL, balance bigint NOT NULL);
@@ -89,7 +89,7 @@ func (b *postgresBackend) where() string {
 func (b *postgresBackend) describe() string { return "PostgreSQL at " + b.where() }
 
 func (b *postgresBackend) request(ctx context.Context, r *request) error {
-	return b.requests.With(ctx, func(ctx context.Context, c *pgx.Conn) error {
+	return b.requests.With(ctx, func(ctx context.Context, c *pgpool.Conn) error {
 		r.got = now()
 		var name string
 		var balance int64
@@ -123,7 +123,7 @@ func (b *postgresBackend) stats() (actorpool.Stats, actorpool.Stats) {
 func (b *postgresBackend) close(ctx context.Context) error {
 	var errs []error
 	if b.created {
-		err := b.requests.With(ctx, func(ctx context.Context, c *pgx.Conn) error {
+		err := b.requests.With(ctx, func(ctx context.Context, c *pgpool.Conn) error {
 			_, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS "+b.schema+" CASCADE")
 			return err
 		})

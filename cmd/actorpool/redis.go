@@ -39,9 +39,9 @@ func newRedisBackend(ctx context.Context, addr string, reqCfg, auditCfg actorpoo
 		b.server, b.addr = s, s.Addr()
 	}
 	var err error
-	b.requests, err = redispool.New(redispool.Config{Addr: b.addr, Pool: reqCfg})
+	b.requests, err = redispool.NewWithConfig(&redispool.Config{Addr: b.addr, Pool: reqCfg})
 	if err == nil {
-		b.audits, err = redispool.New(redispool.Config{Addr: b.addr, Pool: auditCfg})
+		b.audits, err = redispool.NewWithConfig(&redispool.Config{Addr: b.addr, Pool: auditCfg})
 	}
 	if err == nil {
 		pctx, cancel := context.WithTimeout(ctx, pingTimeout)

@@ -116,6 +116,19 @@ func (l *Load) WaitErrors(t testing.TB, limit time.Duration) {
 	Eventually(t, limit, "a call to fail", func() bool { return l.errs.Load() > n })
 }
 
+// Restart stops the server under the load with stop, waits up to down for
+// a call to fail, starts the server again with start, and waits up to up
+// for every worker to succeed again; then it stops the load and checks it.
+func (l *Load) Restart(t testing.TB, stop, start func(), down, up time.Duration) {
+	t.Helper()
+	stop()
+	l.WaitErrors(t, down)
+	start()
+	l.WaitAllSucceed(t, up)
+	l.Stop()
+	l.Check(t)
+}
+
 // Check fails t if a call outlived its deadline by more than Grace.
 func (l *Load) Check(t testing.TB) {
 	t.Helper()

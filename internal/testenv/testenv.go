@@ -12,6 +12,9 @@
 // No test stops the shared servers: go test runs packages in parallel, and
 // others use them at that moment. A test that stops, crashes or freezes a
 // server asks for a private one with PrivatePostgres or PrivateRedis.
+//
+// FaultSuite is the fault tests that every adapter over a server runs, with
+// what differs between adapters given as funcs.
 package testenv
 
 import (
