@@ -445,8 +445,13 @@ func chaosWorker(schema string) {
 		<-calmed
 		calm.Store(true)
 	}()
+	// The worker dies at its point's k-th passing, k small and random, so
+	// that it gets there before the parent kills it at random, however
+	// slow a loaded machine makes it.
+	var left atomic.Int64
+	left.Store(int64(1 + rand.IntN(30)))
 	die := func(p string) {
-		if p == point && !calm.Load() && rand.IntN(400) == 0 {
+		if p == point && !calm.Load() && left.Add(-1) == 0 {
 			fmt.Println("chaos: killed at " + p)
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
