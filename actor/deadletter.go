@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"strconv"
 	"time"
+
+	"github.com/actorpool/actorpool/internal/names"
 )
 
 // A DeadLetter is a task the actor accepted but did not complete, with why.
@@ -61,40 +62,20 @@ const (
 	ReasonPermanent
 )
 
-var reasonNames = [...]string{
-	ReasonClosed:        "closed",
-	ReasonDrainDeadline: "drain deadline",
-	ReasonRejected:      "rejected",
-	ReasonDropped:       "dropped",
-	ReasonMaxAttempts:   "max attempts",
-	ReasonPermanent:     "permanent error",
-}
+// reasonNames are the reasons' names, in the order of their codes.
+var reasonNames = names.New[Reason]("actor", "dead-letter reason", "Reason",
+	"closed", "drain deadline", "rejected", "dropped", "max attempts", "permanent error")
 
 // String returns the reason's name, such as "max attempts".
-func (r Reason) String() string {
-	if r > 0 && int(r) < len(reasonNames) {
-		return reasonNames[r]
-	}
-	return "Reason(" + strconv.Itoa(int(r)) + ")"
-}
+func (r Reason) String() string { return reasonNames.String(r) }
 
 // MarshalText encodes r as its name, so that letters stored as JSON read well.
-func (r Reason) MarshalText() ([]byte, error) {
-	if r == 0 || int(r) >= len(reasonNames) {
-		return nil, fmt.Errorf("actor: cannot encode unknown %v", r)
-	}
-	return []byte(reasonNames[r]), nil
-}
+func (r Reason) MarshalText() ([]byte, error) { return reasonNames.Marshal(r) }
 
 // UnmarshalText decodes a name written by MarshalText.
-func (r *Reason) UnmarshalText(text []byte) error {
-	for i, name := range reasonNames {
-		if i > 0 && name == string(text) {
-			*r = Reason(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("actor: unknown dead-letter reason %q", text)
+func (r *Reason) UnmarshalText(text []byte) (err error) {
+	*r, err = reasonNames.Unmarshal(text)
+	return err
 }
 
 // attrs returns the letter as log attributes, with room for n more.

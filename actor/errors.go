@@ -3,6 +3,7 @@ package actor
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 
 	"github.com/actorpool/actorpool/internal/errs"
@@ -69,6 +70,25 @@ func (e *TaskError) Error() string {
 
 // Unwrap returns the attempt's error.
 func (e *TaskError) Unwrap() error { return e.Err }
+
+// Attrs returns the error as log attributes: actor, worker, task_id,
+// task_type, attempt and error, and the stack when the handler panicked.
+// Both actors log failed attempts with them, so one query finds a task's
+// failures whichever actor ran it.
+func (e *TaskError) Attrs() []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("actor", e.Actor),
+		slog.String("worker", e.Worker),
+		slog.Uint64("task_id", e.ID),
+		slog.String("task_type", e.Type),
+		slog.Int("attempt", e.Attempt),
+		slog.Any("error", e.Err),
+	}
+	if pe := (*PanicError)(nil); errors.As(e.Err, &pe) {
+		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
+	}
+	return attrs
+}
 
 // A PanicError is the error of an attempt whose handler panicked or called
 // runtime.Goexit; its Func is "handler". A panicking sink or error handler

@@ -119,18 +119,7 @@ func (a *Actor[T]) logFailure(err *TaskError) {
 	if err.Final {
 		level, msg = slog.LevelError, "actor: task failed"
 	}
-	attrs := []slog.Attr{
-		slog.String("actor", err.Actor),
-		slog.String("worker", err.Worker),
-		slog.Uint64("task_id", err.ID),
-		slog.String("task_type", err.Type),
-		slog.Int("attempt", err.Attempt),
-		slog.Any("error", err.Err),
-	}
-	if pe := (*PanicError)(nil); errors.As(err.Err, &pe) {
-		attrs = append(attrs, slog.String("stack", string(pe.Stack)))
-	}
-	a.log.LogAttrs(context.Background(), level, msg, attrs...)
+	a.log.LogAttrs(context.Background(), level, msg, err.Attrs()...)
 }
 
 // protect calls fn, turning a panic into a *PanicError naming what as the

@@ -3,10 +3,10 @@ package pgactor
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/names"
 )
 
 // Reason is why a task went to the dead letters.
@@ -27,40 +27,21 @@ const (
 	ReasonUndecodable
 )
 
-// reasonNames are also what the reason column holds.
-var reasonNames = [...]string{
-	ReasonMaxAttempts: "max attempts",
-	ReasonPermanent:   "permanent error",
-	ReasonCanceled:    "canceled",
-	ReasonLost:        "lost",
-	ReasonUndecodable: "undecodable",
-}
+// reasonNames are the reasons' names, in the order of their codes; they
+// are also what the reason column holds.
+var reasonNames = names.New[Reason]("pgactor", "dead-letter reason", "Reason",
+	"max attempts", "permanent error", "canceled", "lost", "undecodable")
 
 // String returns the reason's name, such as "max attempts".
-func (r Reason) String() string {
-	if r > 0 && int(r) < len(reasonNames) {
-		return reasonNames[r]
-	}
-	return "Reason(" + strconv.Itoa(int(r)) + ")"
-}
+func (r Reason) String() string { return reasonNames.String(r) }
 
 // MarshalText encodes r as its name.
-func (r Reason) MarshalText() ([]byte, error) {
-	if r == 0 || int(r) >= len(reasonNames) {
-		return nil, fmt.Errorf("pgactor: cannot encode unknown %v", r)
-	}
-	return []byte(reasonNames[r]), nil
-}
+func (r Reason) MarshalText() ([]byte, error) { return reasonNames.Marshal(r) }
 
 // UnmarshalText decodes a name written by MarshalText.
-func (r *Reason) UnmarshalText(text []byte) error {
-	for i, name := range reasonNames {
-		if i > 0 && name == string(text) {
-			*r = Reason(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("pgactor: unknown dead-letter reason %q", text)
+func (r *Reason) UnmarshalText(text []byte) (err error) {
+	*r, err = reasonNames.Unmarshal(text)
+	return err
 }
 
 // A DeadLetter is a task that will not run again unless replayed, with
