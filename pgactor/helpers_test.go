@@ -190,11 +190,32 @@ func (r *rig) count(sql string, args ...any) int {
 
 var _ = pgx.ErrNoRows
 
-func netSplit(addr string) (string, uint16, error) {
-	host, p, err := net.SplitHostPort(addr)
+// poolThroughProxy returns a pool of at most 4 connections to the rig's
+// server through a proxy the test can cut, and that proxy; the pool is
+// closed when the test ends.
+func (r *rig) poolThroughProxy() (*pgpool.Pool, *testenv.Proxy) {
+	t := r.t
+	t.Helper()
+	proxy := testenv.StartProxy(t, "127.0.0.1:0", testenv.PostgresHostPort(t, r.dsn))
+	cfg, err := pgpool.ParseConfig(r.dsn)
 	if err != nil {
-		return "", 0, err
+		t.Fatal(err)
 	}
-	n, err := strconv.ParseUint(p, 10, 16)
-	return host, uint16(n), err
+	host, port, err := net.SplitHostPort(proxy.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(n)
+	cfg.Pool.MaxObjects = 4
+	cfg.Pool.Logger = quiet(t)
+	p, err := pgpool.NewWithConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p, proxy
 }

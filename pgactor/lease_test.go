@@ -3,13 +3,10 @@ package pgactor
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
-	"github.com/actorpool/actorpool/internal/testenv"
-	"github.com/actorpool/actorpool/pgpool"
 )
 
 // takeOver does by hand what another worker's fetch does to a task whose
@@ -117,20 +114,7 @@ func TestLeaseLostCancels(t *testing.T) {
 // counted as lost, and that the cut-off worker's handler learns it.
 func TestDeadWorker(t *testing.T) {
 	r := newRig(t)
-	proxy := testenv.StartProxy(t, "127.0.0.1:0", testenv.PostgresHostPort(t, r.dsn))
-	cfg, err := pgpool.ParseConfig(r.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, port := splitHostPort(t, proxy.Addr())
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, port
-	cfg.Pool.MaxObjects = 4
-	cfg.Pool.Logger = quiet(t)
-	doomedPool, err := pgpool.NewWithConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer doomedPool.Close(context.Background())
+	doomedPool, proxy := r.poolThroughProxy()
 
 	const lease = time.Second
 	started := make(chan struct{})
@@ -317,14 +301,3 @@ func TestCloseAbandons(t *testing.T) {
 		t.Errorf("after Close abandoned the handler: %+v, want the task queued again", s)
 	}
 }
-
-func splitHostPort(t *testing.T, addr string) (string, uint16) {
-	t.Helper()
-	host, port, err := netSplit(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return host, port
-}
-
-var _ = slog.LevelInfo

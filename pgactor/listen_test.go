@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
-	"github.com/actorpool/actorpool/internal/testenv"
-	"github.com/actorpool/actorpool/pgpool"
 )
 
 // TestNotifyWakes checks that a task sent by another instance — whose
@@ -88,20 +86,7 @@ func TestPolling(t *testing.T) {
 // connection is cut, and workers are woken by notifications again.
 func TestListenReconnects(t *testing.T) {
 	r := newRig(t)
-	proxy := testenv.StartProxy(t, "127.0.0.1:0", testenv.PostgresHostPort(t, r.dsn))
-	cfg, err := pgpool.ParseConfig(r.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, port := splitHostPort(t, proxy.Addr())
-	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, port
-	cfg.Pool.MaxObjects = 4
-	cfg.Pool.Logger = quiet(t)
-	p, err := pgpool.NewWithConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close(context.Background()) })
+	p, proxy := r.poolThroughProxy()
 	ran := make(chan int, 10)
 	a, err := New(t.Context(), p, "reconnecting", func(ctx context.Context, task actor.Task[int]) error {
 		ran <- task.Payload
