@@ -1,11 +1,14 @@
 package actorpool
 
+import "runtime"
+
 // The release path: where an object goes when its holder gives it back,
 // and how objects reach waiters. An object given back goes straight to the
 // oldest waiter (serveLocked) while objects are being handed off, and
 // otherwise idle: parked (park.go) or listed (list), after which a waiter
 // that queued meanwhile is served (serveIdle) or woken to compete
-// (wakeOne). The keeper puts new and tested objects in service the same
+// (wakeOne). A giver that serves a waiter yields its processor to it. The
+// keeper puts new and tested objects in service the same
 // way (putInService), and fails waiters when creates fail or the pool
 // closes (failLocked).
 
@@ -28,6 +31,17 @@ func (p *core) release(s *slot, seq uint32) bool {
 		}
 		if w != nil {
 			w.ch <- handoff{idx: s.idx}
+			// Let the waiter run now, and this goroutine after it. A giver
+			// that went straight on to its next take would find nothing
+			// idle, queue behind the waiter it just served, and so on for
+			// every take: a line of waiters that never drains, and a park
+			// and a wake-up per take for as long as the pool is busy.
+			// Yielding puts the giver at the back of the run queue instead,
+			// by the time it takes again the waiters ahead of it have been
+			// served, and once the line is empty takes go back to the fast
+			// path. smartconnpool yields the same way. See
+			// docs/benchmarks.md, "Where the contended time goes".
+			runtime.Gosched()
 			return true
 		}
 	}
