@@ -1,16 +1,16 @@
 package actorpool
 
-import "runtime"
-
 // The release path: where an object goes when its holder gives it back,
 // and how objects reach waiters. An object given back goes straight to the
 // oldest waiter (serveLocked) while objects are being handed off, and
 // otherwise idle: parked (park.go) or listed (list), after which a waiter
 // that queued meanwhile is served (serveIdle) or woken to compete
 // (wakeOne). A giver that serves a waiter yields its processor to it. The
-// keeper puts new and tested objects in service the same
-// way (putInService), and fails waiters when creates fail or the pool
+// keeper puts new and tested objects in service the same way
+// (putInService), and fails waiters when creates fail or the pool
 // closes (failLocked).
+
+import "runtime"
 
 // release returns a slot that the caller holds in use with seq: to the
 // oldest waiter if there is one, else to the idle objects. It reports false
@@ -36,7 +36,7 @@ func (p *core) release(s *slot, seq uint32) bool {
 			// idle, queue behind the waiter it just served, and so on for
 			// every take: a line of waiters that never drains, and a park
 			// and a wake-up per take for as long as the pool is busy.
-			// Yielding puts the giver at the back of the run queue instead,
+			// Yielding puts the giver at the back of the run queue instead:
 			// by the time it takes again the waiters ahead of it have been
 			// served, and once the line is empty takes go back to the fast
 			// path. smartconnpool yields the same way. See
