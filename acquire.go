@@ -198,9 +198,11 @@ func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
 				return s, seq, nil
 			}
 		case h.idx >= 0:
-			p.finishWait(w, nil)
 			s := &p.slots[h.idx]
-			return s, s.load().seq(), nil
+			seq := s.load().seq()
+			s.servedAt.Store(p.finishServed(w))
+			s.servedSeq.Store(seq)
+			return s, seq, nil
 		case h.err != nil:
 			return nil, 0, p.finishWait(w, h.err)
 		default:
@@ -300,17 +302,29 @@ func (p *core) giveUp(ctx context.Context, w *waiter) error {
 	return p.finishWait(w, err)
 }
 
+// finishServed is finishWait for a waiter handed an object, returning
+// when it ended.
+func (p *core) finishServed(w *waiter) int64 {
+	now := p.since()
+	p.recordWait(w, time.Duration(now-w.since), nil)
+	return now
+}
+
 // finishWait records a wait that ended with err (nil when it was served),
 // recycles w and returns err.
 func (p *core) finishWait(w *waiter, err error) error {
-	d := time.Duration(p.since() - w.since)
+	p.recordWait(w, time.Duration(p.since()-w.since), err)
+	return err
+}
+
+// recordWait records a wait of d that ended with err, and recycles w.
+func (p *core) recordWait(w *waiter, d time.Duration, err error) {
 	p.stats.waits.Add(1)
 	p.stats.waitNanos.Add(int64(d))
 	if o := p.cfg.Observer; o != nil {
 		o.ObserveWait(d, err)
 	}
 	p.waiters.put(w)
-	return err
 }
 
 // waitError is the error of a take whose context ended after waiting for

@@ -78,14 +78,18 @@ type Config struct {
 
 	// HandoffAfter chooses between strict and bounded fairness when takers
 	// wait. Zero, the default, hands every object given back to the
-	// oldest waiter at once: strict first come, first served. A positive
-	// duration lets a running goroutine take an object given back ahead of
-	// the waiters, as sync.Mutex lets a running goroutine take the lock,
-	// and hands objects straight to the oldest waiter only once it has
-	// waited this long. When goroutines outnumber objects and hold them
-	// briefly, this avoids a goroutine switch per take; no waiter is passed
-	// over for much longer than HandoffAfter. A millisecond, sync.Mutex's
-	// bound, suits most pools.
+	// oldest waiter at once, strict first come, first served; a holder
+	// that had waited for its object and gives it back within a few
+	// microseconds also yields its processor to that waiter, so that a
+	// line of waiters with short holds drains rather than every giver
+	// queueing behind the waiter it served. A positive duration lets a
+	// running goroutine take an object given back ahead of the waiters,
+	// as sync.Mutex lets a running goroutine take the lock, and hands
+	// objects straight to the oldest waiter only once it has waited this
+	// long; no waiter is passed over for much longer than HandoffAfter.
+	// With the strict default's yield, the two measure level in the
+	// benchmarks (docs/benchmarks.md), and the strict order costs no
+	// throughput there.
 	HandoffAfter time.Duration
 
 	// FIFO reuses the object idle the longest first, spreading use over

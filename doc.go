@@ -22,7 +22,8 @@
 //
 // Takers that find no idle object wait in line and are served first come,
 // first served: a given-back object goes straight to the taker that has
-// waited longest. A take fails with [ErrPoolExhausted] when
+// waited longest, and after a short hold the goroutine that gave it back
+// lets that taker run first. A take fails with [ErrPoolExhausted] when
 // Config.MaxQueueSize takers already wait, with a [*CreateError] when the
 // create made for it fails, and with a [*WaitError] when its context ends;
 // the last says how long it waited and how busy the pool was.

@@ -5,9 +5,15 @@ package actorpool
 // oldest waiter (serveLocked) while objects are being handed off, and
 // otherwise idle: parked (park.go) or listed (list), after which a waiter
 // that queued meanwhile is served (serveIdle) or woken to compete
-// (wakeOne). The keeper puts new and tested objects in service the same
-// way (putInService), and fails waiters when creates fail or the pool
+// (wakeOne). A giver that serves a waiter yields its processor to it. The
+// keeper puts new and tested objects in service the same way
+// (putInService), and fails waiters when creates fail or the pool
 // closes (failLocked).
+
+import (
+	"runtime"
+	"time"
+)
 
 // release returns a slot that the caller holds in use with seq: to the
 // oldest waiter if there is one, else to the idle objects. It reports false
@@ -20,6 +26,8 @@ func (p *core) release(s *slot, seq uint32) bool {
 		return p.retire(s, seq, kindInUse, cause)
 	}
 	if p.waiting.Load() > 0 && p.handingOff() {
+		// Read before the hand-off, after which the slot is the waiter's.
+		short := p.shortHold(s, seq)
 		p.mu.Lock()
 		w, ok := p.serveLocked(s, kindInUse, seq)
 		p.mu.Unlock()
@@ -28,6 +36,20 @@ func (p *core) release(s *slot, seq uint32) bool {
 		}
 		if w != nil {
 			w.ch <- handoff{idx: s.idx}
+			if short {
+				// Let the waiter run now, and this goroutine after it.
+				// A giver that went straight on to its next take would
+				// find nothing idle, queue behind the waiter it just
+				// served, and so on for every take: a line of waiters
+				// that never drains, and a park and a wake-up per take
+				// for as long as the pool is busy. Yielding puts the
+				// giver at the back of the run queue instead: by the
+				// time it takes again the waiters ahead of it have been
+				// served, and once the line is empty takes go back to
+				// the fast path. smartconnpool yields the same way. See
+				// docs/benchmarks.md, "Issue 14".
+				runtime.Gosched()
+			}
 			return true
 		}
 	}
@@ -52,6 +74,25 @@ func (p *core) release(s *slot, seq uint32) bool {
 		p.sweep()
 	}
 	return true
+}
+
+// yieldBelow is the longest hold after which a giver that had waited for
+// its object yields to the waiter it serves. Holds this short are work in
+// memory, which a line of waiters only slows down: the line persists
+// because each giver queues again before the waiter it served has run,
+// and the yield drains it. A longer hold (a query, a request) keeps takers
+// waiting for a reason; there, yielding only sends the giver to the back
+// of the run queue, behind goroutines woken by the network, and lengthens
+// its next take's tail (docs/benchmarks.md, "Issue 14": a yield on every
+// hand-off doubled pgpool's p99 at 64 clients on 16 connections, whose
+// holds are a round trip to PostgreSQL, 10 µs and up).
+const yieldBelow = 5 * time.Microsecond
+
+// shortHold reports whether the lease of s with seq was handed to a waiter
+// and given back within yieldBelow. A lease taken without waiting reads no
+// clock here.
+func (p *core) shortHold(s *slot, seq uint32) bool {
+	return s.servedSeq.Load() == seq && p.since()-s.servedAt.Load() < int64(yieldBelow)
 }
 
 // handingOff reports whether objects given back go straight to waiters:

@@ -47,6 +47,16 @@ type slot struct {
 	trace     atomic.Pointer[acquireTrace]
 	leasedAt  int64 // Pool.since() at the hand-out, when Config.Observer is set; the holder's
 
+	// When the lease of seq servedSeq was handed to a waiter, Pool.since()
+	// at the moment it received it: written by that waiter, read by
+	// whoever gives the lease back, to tell a short hold (see release).
+	// A lease taken without waiting leaves them as they were, and its seq
+	// does not match. Atomic, because a second, concurrent give-back of
+	// the same lease (a caller's bug, which release refuses) may read them
+	// as the next holder writes them.
+	servedAt  atomic.Int64
+	servedSeq atomic.Uint32
+
 	// Actor-only bookkeeping.
 	gen        uint64 // the pool's reload generation when the object was created
 	expiresAt  int64  // unix nanoseconds when the object retires, or 0
