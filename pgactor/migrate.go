@@ -144,12 +144,27 @@ func Migrate(ctx context.Context, db Beginner, schema string) (from, to int, err
 	if err := checkSchema(schema); err != nil {
 		return 0, 0, err
 	}
+	// A transaction that waited for the lock reads the catalog as it was
+	// when the transaction began (PostgreSQL takes in other sessions'
+	// catalog changes when a transaction begins or locks a table, not
+	// when it gets an advisory lock), so it may try to create what the
+	// migration it waited for has just created. A new transaction sees it.
+	for try := 1; ; try++ {
+		from, to, err = migrateOnce(ctx, db, schema)
+		if err == nil || try == 3 || !alreadyExists(err) {
+			return from, to, err
+		}
+	}
+}
+
+// migrateOnce is one try of Migrate, in one transaction.
+func migrateOnce(ctx context.Context, db Beginner, schema string) (from, to int, err error) {
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("pgactor: migrate schema %q: %w", schema, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('pgactor.migrate.' || $1))`, schema); err != nil {
+	if _, err := tx.Exec(ctx, migrateLock, schema); err != nil {
 		return 0, 0, fmt.Errorf("pgactor: migrate schema %q: lock: %w", schema, err)
 	}
 	from, err = version(ctx, tx, schema)
@@ -172,6 +187,24 @@ func Migrate(ctx context.Context, db Beginner, schema string) (from, to int, err
 	}
 	return from, SchemaVersion, nil
 }
+
+// alreadyExists reports whether err is PostgreSQL's refusal to create
+// a schema, a table, an index or a function that exists.
+func alreadyExists(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "42P06", "42P07", "42710", "42723", "23505": // duplicate schema, table, object, function; unique violation in a catalog
+		return true
+	}
+	return false
+}
+
+// migrateLock takes the lock that migrations of schema $1 hold for their
+// transaction.
+const migrateLock = `SELECT pg_advisory_xact_lock(hashtext('pgactor.migrate.' || $1))`
 
 // A Querier runs statements: a *pgpool.Pool, a *pgx.Conn, or a pgx.Tx.
 type Querier interface {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/internal/testenv"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestMigrate checks that migrating twice does nothing the second time,
@@ -63,5 +64,67 @@ func TestMigrate(t *testing.T) {
 	}
 	if _, _, err := Migrate(ctx, p, "No Good"); err == nil {
 		t.Error("Migrate of a badly named schema succeeded")
+	}
+}
+
+// TestMigrateAfterWaiting checks that a Migrate that waited for another
+// process's migration finds that migration done, even on a connection
+// that looked the schema up, and found it missing, before the wait:
+// PostgreSQL does not read other sessions' catalog changes while it waits
+// for an advisory lock, so such a connection's first try still believes
+// the schema missing, and creating it fails on the one just committed.
+func TestMigrateAfterWaiting(t *testing.T) {
+	testenv.CheckGoroutines(t)
+	dsn := testenv.Postgres(t)
+	p := newPool(t, dsn, 2)
+	ctx := t.Context()
+	schema := newSchema(t, p)
+	if _, err := p.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+		t.Fatal(err)
+	}
+	connect := func() *pgx.Conn {
+		c, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(context.Background()) })
+		return c
+	}
+	waiter, first := connect(), connect()
+	if v, err := Version(ctx, waiter, schema); err != nil || v != 0 {
+		t.Fatalf("version of a dropped schema: %d, %v", v, err)
+	}
+
+	// The first migration holds the lock until the waiter waits for it.
+	tx, err := first.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, migrateLock, schema); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		from, to int
+		err      error
+	}
+	done := make(chan result, 1)
+	go func() {
+		from, to, err := Migrate(ctx, waiter, schema)
+		done <- result{from, to, err}
+	}()
+	eventually(t, 10*time.Second, "the second Migrate waits for the lock", func() bool {
+		var n int
+		err := p.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1", waiter.PgConn().PID()).Scan(&n)
+		return err == nil && n == 1
+	})
+	if from, to, err := Migrate(ctx, tx, schema); err != nil || from != 0 || to != SchemaVersion {
+		t.Fatalf("first Migrate: %d → %d, %v", from, to, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.err != nil || r.from != SchemaVersion || r.to != SchemaVersion {
+		t.Errorf("Migrate that waited for another: %d → %d, %v; want nothing done", r.from, r.to, r.err)
 	}
 }
