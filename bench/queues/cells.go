@@ -41,7 +41,7 @@ var (
 		BurnDown: 100_000, Workers: []int{100, 500, 2000},
 		Sustained: 15 * time.Second, Backlog: 20_000,
 		Rate: 1000, LatencyFor: 10 * time.Second, LatencyWorkers: 100,
-		RecoveryCap: 90 * time.Second, RecoveryRiver: true,
+		RecoveryCap: time.Minute, RecoveryRiver: true,
 	}
 	Quick = Scale{
 		BurnDown: 1000, Workers: []int{100},
