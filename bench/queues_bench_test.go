@@ -43,7 +43,7 @@ func BenchmarkQueues(b *testing.B) {
 	kinds := []queues.Kind{queues.PGActor, queues.River}
 	open := func(b *testing.B, k queues.Kind, rescue time.Duration) (queues.Queue, queues.Options) {
 		b.Helper()
-		o := queues.Options{DSN: dsn, Schema: fmt.Sprintf("bench_queues_%s_%d", k.Queue, os.Getpid()), Rescue: rescue}
+		o := queues.Options{DSN: dsn, Schema: queues.Schema(k), Rescue: rescue}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		q, err := queues.Open(ctx, k, o)
