@@ -3,7 +3,7 @@
 //
 // The module is separate from the library's so that the pools and worker
 // pools it compares against — puddle, vitess smartconnpool, go-commons-pool,
-// pond, ants, workerpool, conc, pgxpool, go-redis — and the plotting
+// pond, ants, workerpool, conc, pgxpool, go-redis, River — and the plotting
 // library never enter the build of a program that uses actorpool.
 //
 //   - package pools puts every object pool under comparison behind one small
@@ -15,6 +15,9 @@
 //   - package servers compares the adapters pgpool and redispool with
 //     pgxpool, database/sql, go-redis and redigo on real PostgreSQL and
 //     Redis servers;
+//   - package queues compares pgactor, the durable actor, with River on
+//     the same PostgreSQL: burn-down and sustained throughput, send-to-start
+//     latency, and recovery from a worker killed with SIGKILL;
 //   - command poolbench runs every workload with every pool back to back,
 //     prints markdown tables with ratios to actorpool and draws charts.
 //

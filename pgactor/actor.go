@@ -51,14 +51,13 @@ type Actor[T any] struct {
 	keeper   chan struct{}     // closed by Close once the workers are done: the pump stops
 	pumpExit chan struct{}     // closed as the pump returns
 
-	lastFetched []*run[T] // the pump's last round's tasks; the pump's own
-
 	workerWG sync.WaitGroup // workers
 	bgWG     sync.WaitGroup // pump, maintenance
 
 	mu           sync.Mutex // guards what follows
 	workers      int        // worker goroutines, counting those the fetcher is starting
 	idle         int        // workers waiting for a task that the fetcher has not reserved
+	pending      int        // places for new workers held by the rounds in flight
 	busy         int        // workers with a task
 	nextWorker   int
 	leases       map[int64]*run[T] // tasks this instance holds, by id

@@ -61,9 +61,11 @@
 // many leases: each round takes due tasks, commits the completions of the
 // workers that finished, renews leases and gives leases back, as one batch
 // — one round trip and one commit — and hands the completing workers their
-// next tasks. A worker waits until its completion has committed before it
-// takes another (a process killed after a handler loses no completion it
-// acknowledged), but the completions of many workers share each commit.
+// next tasks. Two rounds run at once, on two connections, so that the
+// server works on one while the next gathers. A worker waits until its
+// completion has committed before it takes another (a process killed
+// after a handler loses no completion it acknowledged), but the
+// completions of many workers share each commit.
 // A handler that used Tx completes in its own transaction.
 //
 // Tasks start in order of priority (higher first), then of the time they

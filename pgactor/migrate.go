@@ -106,7 +106,9 @@ CREATE TABLE {s}.maintenance (
 	busy_until timestamptz NOT NULL
 );
 INSERT INTO {s}.maintenance VALUES (1, '-infinity', '-infinity');
-` + fetchFunction + `;
+` + fetchFunctionV1 + `;
+`,
+	2: fetchFunction + `;
 `,
 }
 
@@ -141,6 +143,12 @@ type Beginner interface {
 // migrates, the others wait for it and find nothing to do. A schema newer
 // than this library is left alone, and reported as it is.
 func Migrate(ctx context.Context, db Beginner, schema string) (from, to int, err error) {
+	return migrateTo(ctx, db, schema, SchemaVersion)
+}
+
+// migrateTo is Migrate to version target, which tests set below
+// SchemaVersion to make a schema as an older library left it.
+func migrateTo(ctx context.Context, db Beginner, schema string, target int) (from, to int, err error) {
 	if err := checkSchema(schema); err != nil {
 		return 0, 0, err
 	}
@@ -150,15 +158,15 @@ func Migrate(ctx context.Context, db Beginner, schema string) (from, to int, err
 	// when it gets an advisory lock), so it may try to create what the
 	// migration it waited for has just created. A new transaction sees it.
 	for try := 1; ; try++ {
-		from, to, err = migrateOnce(ctx, db, schema)
+		from, to, err = migrateOnce(ctx, db, schema, target)
 		if err == nil || try == 3 || !alreadyExists(err) {
 			return from, to, err
 		}
 	}
 }
 
-// migrateOnce is one try of Migrate, in one transaction.
-func migrateOnce(ctx context.Context, db Beginner, schema string) (from, to int, err error) {
+// migrateOnce is one try of migrateTo, in one transaction.
+func migrateOnce(ctx context.Context, db Beginner, schema string, target int) (from, to int, err error) {
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("pgactor: migrate schema %q: %w", schema, err)
@@ -171,21 +179,21 @@ func migrateOnce(ctx context.Context, db Beginner, schema string) (from, to int,
 	if err != nil {
 		return 0, 0, fmt.Errorf("pgactor: migrate schema %q: %w", schema, err)
 	}
-	for v := from + 1; v <= SchemaVersion; v++ {
+	for v := from + 1; v <= target; v++ {
 		if _, err := tx.Exec(ctx, expand(schema, migrations[v])); err != nil {
 			return from, from, fmt.Errorf("pgactor: migrate schema %q to version %d: %w", schema, v, err)
 		}
 	}
-	if from >= SchemaVersion {
+	if from >= target {
 		return from, from, nil
 	}
-	if _, err := tx.Exec(ctx, expand(schema, `INSERT INTO {s}.schema_version (version) VALUES ($1)`), SchemaVersion); err != nil {
+	if _, err := tx.Exec(ctx, expand(schema, `INSERT INTO {s}.schema_version (version) VALUES ($1)`), target); err != nil {
 		return from, from, fmt.Errorf("pgactor: migrate schema %q: %w", schema, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return from, from, fmt.Errorf("pgactor: migrate schema %q: commit: %w", schema, err)
 	}
-	return from, SchemaVersion, nil
+	return from, target, nil
 }
 
 // alreadyExists reports whether err is PostgreSQL's refusal to create

@@ -2,10 +2,12 @@ package pgactor
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/jackc/pgx/v5"
 )
@@ -127,4 +129,56 @@ func TestMigrateAfterWaiting(t *testing.T) {
 	if r := <-done; r.err != nil || r.from != SchemaVersion || r.to != SchemaVersion {
 		t.Errorf("Migrate that waited for another: %d → %d, %v; want nothing done", r.from, r.to, r.err)
 	}
+}
+
+// TestMigrateFromVersion1 checks that a schema an older library left at
+// version 1, with tasks waiting and one leased to a worker that died,
+// migrates to the current version in place, and that every task then
+// runs once — the dead worker's after its lease ran out — through the
+// fetch function the new version replaced.
+func TestMigrateFromVersion1(t *testing.T) {
+	r := newRig(t)
+	ctx := t.Context()
+	if _, err := r.pool.Exec(ctx, "DROP SCHEMA "+r.schema+" CASCADE"); err != nil {
+		t.Fatal(err)
+	}
+	if from, to, err := migrateTo(ctx, r.pool, r.schema, 1); err != nil || from != 0 || to != 1 {
+		t.Fatalf("migrate to version 1: %d → %d, %v", from, to, err)
+	}
+	for _, payload := range []string{"1", "2", "3"} {
+		if _, err := r.pool.Exec(ctx, expand(r.schema, `INSERT INTO {s}.tasks (actor, type, payload, available_at) VALUES ('old', 'int', $1, now())`), []byte(payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A worker of the older library takes a task, with a lease of 1µs,
+	// and dies.
+	var taken int
+	if err := r.pool.QueryRow(ctx, "SELECT count(*) FROM "+r.schema+".fetch('old', 1, 'dead-owner', 1)").Scan(&taken); err != nil || taken != 1 {
+		t.Fatalf("version 1's fetch: %d tasks, %v", taken, err)
+	}
+	if _, err := New(ctx, r.pool, "old", nil, Config[int]{Schema: r.schema}); !errors.Is(err, ErrNoSchema) {
+		t.Fatalf("New on a version 1 schema: %v, want ErrNoSchema", err)
+	}
+
+	if from, to, err := Migrate(ctx, r.pool, r.schema); err != nil || from != 1 || to != SchemaVersion {
+		t.Fatalf("Migrate from version 1: %d → %d, %v; want 1 → %d", from, to, err, SchemaVersion)
+	}
+	ran := make(chan int, 3)
+	a := start(r, "old", func(ctx context.Context, task actor.Task[int]) error {
+		ran <- task.Payload
+		return nil
+	}, Config[int]{Workers: 2, PollInterval: 10 * time.Millisecond})
+	got := map[int]bool{}
+	for range 3 {
+		select {
+		case p := <-ran:
+			got[p] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("after migrating from version 1, ran %v; want 1, 2 and 3", got)
+		}
+	}
+	eventually(t, 10*time.Second, "three completions and one lost run counted", func() bool {
+		s, err := a.Stats(ctx)
+		return err == nil && s.Completed == 3 && s.Lost == 1
+	})
 }

@@ -54,6 +54,27 @@ type round[T any] struct {
 	heartbeat  bool
 	fromIdle   int // idle workers reserved for the fetched tasks
 	want       int // tasks to fetch; 0 for none
+	spare      int // places held in pending for new workers
+	wakes      int // the pump's count of wake-ups when it sent the round
+}
+
+// maxRounds is how many rounds the pump keeps in flight at once, each on
+// a connection of its own. While one round's batch runs on the server, the
+// next one gathers the completions that came meanwhile and fetches for the
+// workers that became idle, so that the server works on both at once: a
+// single round at a time leaves all but one of the server's cores idle
+// and makes every worker wait for a whole round trip and commit before it
+// gets its next task. The rounds never wait on each other's row locks:
+// each completes and gives back tasks no other round names, the fetches
+// skip locked rows, and the heartbeat, which names every lease, runs only
+// in a round alone.
+const maxRounds = 2
+
+// A roundResult is what a round in flight reports to the pump.
+type roundResult[T any] struct {
+	rd      *round[T]
+	err     error
+	fetched int
 }
 
 // pump is the pump's goroutine.
@@ -71,6 +92,9 @@ func (a *Actor[T]) pump() {
 		stop       = a.stop
 		paused     bool          // a round failed: wait for timer before the next
 		backoff    time.Duration // how long, doubling while rounds fail
+		inflight   int           // rounds running
+		wakes      int           // wake-ups and polls so far, to tell those a round in flight missed
+		results    = make(chan roundResult[T], maxRounds)
 	)
 	add := func(s *settling[T]) {
 		if s.giveBack {
@@ -79,15 +103,64 @@ func (a *Actor[T]) pump() {
 			done = append(done, s)
 		}
 	}
+	// settle takes in the outcome of a round that was in flight.
+	settle := func(res roundResult[T]) {
+		inflight--
+		rd := res.rd
+		if res.err != nil {
+			d, b := a.failRound(rd, res.err, false)
+			done, back = append(d, done...), append(b, back...)
+			paused = true
+			backoff = min(max(2*backoff, 50*time.Millisecond), a.set.poll)
+			a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: round failed",
+				slog.String("actor", a.name), slog.Duration("retry_in", backoff), slog.Any("error", res.err))
+			timer.Reset(backoff)
+			return
+		}
+		backoff = 0
+		if rd.want == 0 || paused {
+			return
+		}
+		if res.fetched < rd.want && rd.wakes == wakes {
+			// The queue had no more due tasks, and nothing woke the pump
+			// since the round was sent (a task committed after its fetch
+			// began): wait for a notification, a local send, a retry of
+			// this process falling due, or the next poll.
+			ready = false
+			a.mu.Lock()
+			d := a.set.poll
+			if !a.wakeAt.IsZero() {
+				d = min(d, time.Until(a.wakeAt))
+			}
+			a.mu.Unlock()
+			timer.Reset(max(d, 0))
+		} else {
+			ready = true
+		}
+	}
+	launch := func(rd *round[T]) {
+		inflight++
+		go func() {
+			fetched, err := a.runRound(rd)
+			results <- roundResult[T]{rd: rd, err: err, fetched: fetched}
+		}()
+	}
 	for {
 		select {
 		case <-stop:
-			// No more fetches: the idle workers may leave.
+			// No more fetches: the idle workers may leave, once the rounds
+			// in flight have handed out what they fetched.
+			for inflight > 0 {
+				settle(<-results)
+			}
 			stop = nil
 			close(a.tasks)
 		case <-a.keeper:
 			// The workers are done or abandoned, and no more work comes:
 			// finish what came.
+			for inflight > 0 {
+				settle(<-results)
+			}
 			for len(a.done) > 0 || len(done)+len(back) > 0 {
 			drain:
 				for len(done)+len(back) < maxGroup {
@@ -99,7 +172,7 @@ func (a *Actor[T]) pump() {
 					}
 				}
 				rd := round[T]{done: done, back: back}
-				if err := a.runRound(&rd); err != nil {
+				if _, err := a.runRound(&rd); err != nil {
 					a.failRound(&rd, err, true)
 				}
 				done, back = nil, nil
@@ -108,19 +181,25 @@ func (a *Actor[T]) pump() {
 		default:
 		}
 		fetch := stop != nil && ready && !paused
-		idle := len(done)+len(back) == 0 && !heartbeat && !(fetch && a.hasRoom())
-		if idle || paused {
-			// Nothing to do, or a round just failed: wait for work, or
-			// for the time to try again.
+		beat := heartbeat && inflight == 0
+		idle := len(done)+len(back) == 0 && !beat && !(fetch && a.hasRoom())
+		if idle || paused || inflight == maxRounds {
+			// Nothing to do, a round just failed, or as many rounds run
+			// as may: wait for work, for a round to end, or for the time
+			// to try again.
 			select {
+			case res := <-results:
+				settle(res)
 			case s := <-a.done:
 				add(s)
 			case <-hb.C:
 				heartbeat = true
 			case <-a.wake:
 				ready = true
+				wakes++
 			case <-timer.C:
 				ready, paused = true, false
+				wakes++
 			case <-a.free:
 			case <-stop:
 			case <-a.keeper:
@@ -136,37 +215,15 @@ func (a *Actor[T]) pump() {
 				break gather
 			}
 		}
-		rd := round[T]{done: done, back: back, heartbeat: heartbeat}
+		rd := &round[T]{done: done, back: back, heartbeat: beat, wakes: wakes}
 		if stop != nil && (ready || len(done) > 0) {
-			rd.fromIdle, rd.want = a.reserve(len(done))
+			rd.fromIdle, rd.want, rd.spare = a.reserve(len(done))
 		}
-		err := a.runRound(&rd)
-		if err != nil {
-			done, back = a.failRound(&rd, err, false)
-			heartbeat, paused = false, true
-			backoff = min(max(2*backoff, 50*time.Millisecond), a.set.poll)
-			a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: round failed",
-				slog.String("actor", a.name), slog.Duration("retry_in", backoff), slog.Any("error", err))
-			timer.Reset(backoff)
-			continue
+		done, back = nil, nil
+		if beat {
+			heartbeat = false
 		}
-		done, back, heartbeat, backoff = nil, nil, false, 0
-		if rd.want == 0 {
-			continue
-		}
-		if got := len(a.lastFetched); got < rd.want {
-			// The queue had no more due tasks: wait for a notification,
-			// a local send, a retry of this process falling due, or the
-			// next poll.
-			ready = false
-			a.mu.Lock()
-			d := a.set.poll
-			if !a.wakeAt.IsZero() {
-				d = min(d, time.Until(a.wakeAt))
-			}
-			a.mu.Unlock()
-			timer.Reset(max(d, 0))
-		}
+		launch(rd)
 	}
 }
 
@@ -174,31 +231,34 @@ func (a *Actor[T]) pump() {
 func (a *Actor[T]) hasRoom() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.idle > 0 || a.workers < a.set.max
+	return a.idle > 0 || a.workers+a.pending < a.set.max
 }
 
 // reserve takes the idle workers the next fetch is for out of idle, and
-// returns how many, and how many tasks to ask for: one for each worker
-// whose completion the round commits, those, and the workers an elastic
-// actor may still start, up to Config.FetchBatch.
-func (a *Actor[T]) reserve(completing int) (fromIdle, want int) {
+// returns how many, how many tasks to ask for — one for each worker whose
+// completion the round commits, those, and the workers an elastic actor
+// may still start, up to Config.FetchBatch — and how many of those new
+// workers it holds places for in pending, so that a round running at the
+// same time does not count the same places.
+func (a *Actor[T]) reserve(completing int) (fromIdle, want, spare int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	fromIdle = min(a.idle, max(a.set.fetchBatch-completing, 0))
 	a.idle -= fromIdle
-	want = min(completing+fromIdle+a.set.max-a.workers, a.set.fetchBatch)
+	want = min(completing+fromIdle+max(a.set.max-a.workers-a.pending, 0), a.set.fetchBatch)
+	spare = max(want-completing-fromIdle, 0)
+	a.pending += spare
 	// A retry due by now is in this fetch's reach.
 	if !a.wakeAt.IsZero() && !time.Now().Before(a.wakeAt) {
 		a.wakeAt = time.Time{}
 	}
-	return fromIdle, want
+	return fromIdle, want, spare
 }
 
 // runRound sends rd's statements as one batch, and on success settles
 // what they did: replies to the completing workers, hands out the fetched
-// tasks, applies the heartbeat.
-func (a *Actor[T]) runRound(rd *round[T]) error {
-	a.lastFetched = nil
+// tasks, applies the heartbeat. It returns how many tasks it fetched.
+func (a *Actor[T]) runRound(rd *round[T]) (int, error) {
 	leased := func(group []*settling[T]) ([]int64, []int32) {
 		ids, runs := make([]int64, len(group)), make([]int32, len(group))
 		for i, s := range group {
@@ -270,7 +330,7 @@ func (a *Actor[T]) runRound(rd *round[T]) error {
 		err := a.pool.SendBatch(ctx, b).Close()
 		cancel()
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 	// Committed.
@@ -288,7 +348,6 @@ func (a *Actor[T]) runRound(rd *round[T]) error {
 		a.leases[r.id] = r
 	}
 	a.mu.Unlock()
-	a.lastFetched = fetched
 	if len(fetched) > 0 {
 		fault(pointFetched)
 	}
@@ -305,8 +364,8 @@ func (a *Actor[T]) runRound(rd *round[T]) error {
 		}
 		s.reply <- o
 	}
-	a.dispatch(next, rd.fromIdle)
-	return nil
+	a.dispatch(next, rd.fromIdle, rd.spare)
+	return len(fetched), nil
 }
 
 // failRound settles a round whose batch failed, as a whole: completions
@@ -317,6 +376,7 @@ func (a *Actor[T]) runRound(rd *round[T]) error {
 func (a *Actor[T]) failRound(rd *round[T], err error, final bool) (done, back []*settling[T]) {
 	a.mu.Lock()
 	a.idle += rd.fromIdle
+	a.pending -= rd.spare
 	now := time.Now()
 	for _, s := range rd.done {
 		if final || now.After(s.r.deadline) {
@@ -374,11 +434,13 @@ func (a *Actor[T]) applyHeartbeat(sent time.Time, ids []int64, runs []int32, hel
 }
 
 // dispatch hands runs to the idle workers reserved for them, and starts
-// workers for the rest; reserved workers left over go back to idle.
-func (a *Actor[T]) dispatch(runs []*run[T], fromIdle int) {
+// workers for the rest in the spare places reserved; reserved workers left
+// over go back to idle.
+func (a *Actor[T]) dispatch(runs []*run[T], fromIdle, spare int) {
 	handed := min(len(runs), fromIdle)
 	a.mu.Lock()
 	a.idle += fromIdle - handed
+	a.pending -= spare
 	a.busy += len(runs)
 	for _, r := range runs[handed:] {
 		a.spawnLocked(r)

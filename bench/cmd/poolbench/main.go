@@ -15,8 +15,11 @@
 // this machine's usual ports; it leaves out a server it cannot reach,
 // saying so, and checks every pool (servers.Check) before it measures.
 // Its tables give throughput and the p50 and p99 of an operation, with
-// each pool's ratio to ours, and a goals table. -suite all runs pools and
-// tasks, which need no server.
+// each pool's ratio to ours, and a goals table. -suite queues compares
+// pgactor, the durable actor, with River on the same PostgreSQL (package
+// queues): each count runs every cell, both queues in turn, and the
+// tables give medians and pgactor's ratio to River; -short runs it at the
+// quick scale. -suite all runs pools and tasks, which need no server.
 //
 // Usage, from the bench module:
 //
@@ -24,7 +27,7 @@
 //
 // The flags are:
 //
-//	-suite pools|tasks|servers|all   which comparison to run (default all: pools and tasks)
+//	-suite pools|tasks|servers|queues|all   which comparison to run (default all: pools and tasks)
 //	-count n                         runs of each benchmark (default 1); tables show medians
 //	-benchtime d                     time per benchmark (default 200ms)
 //	-pools a,b                       only these pools, or with -suite servers these adapters (default all)
@@ -51,22 +54,26 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/bench/pools"
+	"github.com/actorpool/actorpool/bench/queues"
 	"github.com/actorpool/actorpool/bench/servers"
 	"github.com/actorpool/actorpool/bench/tasks"
 )
 
 func main() {
+	// The recovery cell of -suite queues re-runs this binary as the worker
+	// process it kills.
+	queues.MaybeChild()
 	testing.Init()
 	// A flag set of its own: vitess, imported for smartconnpool, registers
 	// glog's flags on the global one, and they have nothing to do here.
 	fs := flag.NewFlagSet("poolbench", flag.ExitOnError)
 	var (
-		suite     = fs.String("suite", "all", "which comparison to run: pools, tasks, servers, or all (pools and tasks)")
+		suite     = fs.String("suite", "all", "which comparison to run: pools, tasks, servers, queues, or all (pools and tasks)")
 		count     = fs.Int("count", 1, "runs of each benchmark; the tables show medians")
 		benchtime = fs.Duration("benchtime", 200*time.Millisecond, "time per benchmark")
 		poolList  = fs.String("pools", "", "comma-separated pools, or with -suite servers adapters, to run (default all)")
 		execList  = fs.String("execs", "", "comma-separated executors to run (default all)")
-		short     = fs.Bool("short", false, "run only the cells with at most 64 goroutines, producers or clients")
+		short     = fs.Bool("short", false, "run only the cells with at most 64 goroutines, producers or clients; with -suite queues, the quick scale")
 		out       = fs.String("out", ".", "directory for the SVG charts")
 		raw       = fs.String("raw", "", "file to write every run to in Go benchmark format, for benchstat")
 		from      = fs.String("from", "", "run nothing: make the tables and charts from this -raw file")
@@ -79,11 +86,14 @@ func main() {
 }
 
 func run(suite string, count int, benchtime time.Duration, poolList, execList string, short bool, out, raw, from string) error {
-	if suite != "pools" && suite != "tasks" && suite != "servers" && suite != "all" {
-		return fmt.Errorf("-suite is %q; it must be pools, tasks, servers or all", suite)
+	if suite != "pools" && suite != "tasks" && suite != "servers" && suite != "queues" && suite != "all" {
+		return fmt.Errorf("-suite is %q; it must be pools, tasks, servers, queues or all", suite)
 	}
 	if count < 1 {
 		return fmt.Errorf("-count is %d; it must be at least 1", count)
+	}
+	if suite == "queues" {
+		return runQueues(count, short, raw, from)
 	}
 	if benchtime <= 0 {
 		return fmt.Errorf("-benchtime is %v; it must be positive", benchtime)

@@ -1,0 +1,120 @@
+package queues
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/pgactor"
+	"github.com/actorpool/actorpool/pgpool"
+	"github.com/jackc/pgx/v5"
+)
+
+// pgactorName is the actor's name in the bench schema.
+const pgactorName = "bench"
+
+// pgactorQueue is pgactor on a pgpool.Pool.
+type pgactorQueue struct {
+	o      Options
+	pool   *pgpool.Pool
+	sender *pgactor.Actor[int64] // a send-only actor: sends, and Stats
+}
+
+func openPGActor(ctx context.Context, o Options) (*pgactorQueue, error) {
+	cfg, err := pgpool.ParseConfig(o.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("queues: pgactor: %w", err)
+	}
+	cfg.Pool.MaxObjects = o.conns()
+	pool, err := pgpool.NewWithConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("queues: pgactor: %w", err)
+	}
+	q := &pgactorQueue{o: o, pool: pool}
+	if err := q.open(ctx); err != nil {
+		pool.Close(ctx)
+		return nil, fmt.Errorf("queues: pgactor: %w", err)
+	}
+	return q, nil
+}
+
+func (q *pgactorQueue) open(ctx context.Context) error {
+	if !q.o.Attach {
+		if _, err := q.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{q.o.Schema}.Sanitize()+" CASCADE"); err != nil {
+			return err
+		}
+		if _, _, err := pgactor.Migrate(ctx, q.pool, q.o.Schema); err != nil {
+			return err
+		}
+	}
+	s, err := pgactor.New(ctx, q.pool, pgactorName, nil, q.config(0))
+	if err != nil {
+		return err
+	}
+	q.sender = s
+	return nil
+}
+
+func (q *pgactorQueue) config(workers int) pgactor.Config[int64] {
+	return pgactor.Config[int64]{
+		Workers: workers,
+		Schema:  q.o.Schema,
+		Lease:   q.o.Rescue,
+		Logger:  quiet(),
+	}
+}
+
+func (q *pgactorQueue) Start(ctx context.Context, workers int, run func(int64)) (func(context.Context) error, error) {
+	a, err := pgactor.New(ctx, q.pool, pgactorName, func(ctx context.Context, t actor.Task[int64]) error {
+		run(t.Payload)
+		return nil
+	}, q.config(workers))
+	if err != nil {
+		return nil, fmt.Errorf("queues: pgactor: %w", err)
+	}
+	return a.Close, nil
+}
+
+// insertChunk is how many tasks one batch statement sends, as riverbench's
+// InsertMany batches.
+const insertChunk = 5000
+
+func (q *pgactorQueue) InsertBatch(ctx context.Context, payloads []int64) error {
+	for len(payloads) > 0 {
+		n := min(len(payloads), insertChunk)
+		if _, err := q.sender.SendBatch(ctx, payloads[:n]); err != nil {
+			return fmt.Errorf("queues: pgactor: %w", err)
+		}
+		payloads = payloads[n:]
+	}
+	return nil
+}
+
+func (q *pgactorQueue) Send(ctx context.Context, payload int64) error {
+	_, err := q.sender.Send(ctx, payload)
+	return err
+}
+
+func (q *pgactorQueue) Drained(ctx context.Context) (bool, error) {
+	// A completed task's row is deleted in the statement that counts it.
+	var any bool
+	err := q.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+pgx.Identifier{q.o.Schema, "tasks"}.Sanitize()+")").Scan(&any)
+	return !any, err
+}
+
+func (q *pgactorQueue) TableBytes(ctx context.Context) (int64, error) {
+	var n int64
+	err := q.pool.QueryRow(ctx, tableBytes, q.o.Schema).Scan(&n)
+	return n, err
+}
+
+func (q *pgactorQueue) Close(ctx context.Context) error {
+	err := q.sender.Close(ctx)
+	if !q.o.Attach {
+		if _, e := q.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{q.o.Schema}.Sanitize()+" CASCADE"); e != nil {
+			err = errors.Join(err, e)
+		}
+	}
+	return errors.Join(err, q.pool.Close(ctx))
+}

@@ -1,0 +1,122 @@
+// Package queues compares pgactor, actorpool's durable actor, with River
+// (github.com/riverqueue/river), the Go job queue on PostgreSQL, on the same
+// server in the same run: burn-down throughput, sustained throughput with the
+// size of the tables, send-to-start latency below saturation, and the time
+// until the task of a worker killed with SIGKILL runs again.
+//
+// Each queue runs in a schema of its own, dropped and created for every
+// cell. River is set up as its published benchmark (riverbench) sets it up:
+// FetchCooldown 2ms, FetchPollInterval 20ms, no-op jobs inserted in batches
+// with InsertMany. Both queues get pools of the same size.
+//
+// The recovery cell kills a child process: the binary that runs a cell must
+// call MaybeChild first thing in main (or TestMain), which turns the process
+// into that child when the parent asked for one.
+package queues
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// A Queue is one job queue under test, opened on its own schema.
+type Queue interface {
+	// Start starts workers on the queue: run is called as each task's
+	// handler begins, with the task's payload. stop stops them, letting
+	// running handlers end.
+	Start(ctx context.Context, workers int, run func(payload int64)) (stop func(context.Context) error, err error)
+	// InsertBatch inserts a task for each payload, in as few statements as
+	// the queue allows.
+	InsertBatch(ctx context.Context, payloads []int64) error
+	// Send inserts one task and returns once it is committed.
+	Send(ctx context.Context, payload int64) error
+	// Drained reports whether every task inserted has been completed and
+	// its completion committed.
+	Drained(ctx context.Context) (bool, error)
+	// TableBytes returns the size of the queue's tables, with their indexes
+	// and TOAST: pg_total_relation_size summed over the schema's tables.
+	TableBytes(ctx context.Context) (int64, error)
+	// Close closes the queue's clients and pools and drops its schema unless
+	// it was attached to by a child.
+	Close(ctx context.Context) error
+}
+
+// A Kind is a queue and the settings it runs under.
+type Kind struct {
+	// Name is the name in the benchmarks' names: pgactor, river,
+	// river-defaults.
+	Name string
+	// Queue is "pgactor" or "river": which library.
+	Queue string
+	// RiverDefaults runs River with its client's default fetch settings
+	// (FetchCooldown 100ms, FetchPollInterval 1s) instead of riverbench's.
+	RiverDefaults bool
+}
+
+// The kinds the cells compare.
+var (
+	PGActor       = Kind{Name: "pgactor", Queue: "pgactor"}
+	River         = Kind{Name: "river", Queue: "river"}
+	RiverDefaults = Kind{Name: "river-defaults", Queue: "river", RiverDefaults: true}
+)
+
+// Options are the settings a queue is opened with.
+type Options struct {
+	// DSN is the PostgreSQL connection URL.
+	DSN string
+	// Schema is the schema the queue's tables live in.
+	Schema string
+	// Conns is the size of the queue's connection pool; 0 means 20.
+	Conns int
+	// Rescue is how long a running task's worker may be silent before the
+	// task is run again: pgactor's Lease, River's RescueStuckJobsAfter.
+	// 0 means each library's default (pgactor 5s, River 1h).
+	Rescue time.Duration
+	// Attach opens an existing schema instead of dropping and creating it,
+	// and leaves it in place at Close: the child of the recovery cell.
+	Attach bool
+}
+
+func (o Options) conns() int {
+	if o.Conns == 0 {
+		return 20
+	}
+	return o.Conns
+}
+
+// Open opens a queue of kind k as o says, creating its schema afresh
+// unless o.Attach is set.
+func Open(ctx context.Context, k Kind, o Options) (Queue, error) {
+	switch k.Queue {
+	case "pgactor":
+		return openPGActor(ctx, o)
+	case "river":
+		return openRiver(ctx, k, o)
+	}
+	return nil, fmt.Errorf("queues: unknown queue %q", k.Queue)
+}
+
+// KindNamed returns the kind called name.
+func KindNamed(name string) (Kind, error) {
+	for _, k := range []Kind{PGActor, River, RiverDefaults} {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	return Kind{}, fmt.Errorf("queues: unknown kind %q (want pgactor, river or river-defaults)", name)
+}
+
+// quiet is the logger the queues get: errors only, on standard error, so
+// that a failing queue says why and a working one says nothing.
+func quiet() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// tableBytes is the size of the tables of schema with their indexes and
+// TOAST.
+const tableBytes = `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relkind = 'r'`

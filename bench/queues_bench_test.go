@@ -1,0 +1,174 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/bench/queues"
+	"github.com/actorpool/actorpool/bench/servers"
+)
+
+// TestMain lets the recovery cell of BenchmarkQueues re-run this binary as
+// the worker process it kills.
+func TestMain(m *testing.M) {
+	queues.MaybeChild()
+	os.Exit(m.Run())
+}
+
+// queuesFullVar, set to any value, runs BenchmarkQueues at the issue's
+// scale; unset, it runs at queues.Quick, which CI runs in seconds.
+const queuesFullVar = "ACTORPOOL_BENCH_QUEUES"
+
+// BenchmarkQueues compares pgactor with River v0.51.2 on the PostgreSQL
+// server ACTORPOOL_POSTGRES names, each in a schema of its own made afresh
+// for every cell: burn-down throughput of pre-inserted no-op tasks,
+// sustained throughput with a producer inserting while workers run (and
+// the tables' size at the start and end), send-to-start latency at a rate
+// below saturation, and the time until the task of a worker process killed
+// with SIGKILL runs again. Every cell runs its workload once per
+// iteration; run it with -benchtime 1x. Set ACTORPOOL_BENCH_QUEUES=1 for
+// the scale (100,000 tasks, 100 to 2,000 workers, River's recovery
+// at its default rescue and at ours), about seven minutes a count:
+//
+//	ACTORPOOL_BENCH_QUEUES=1 go test -run '^$' -bench BenchmarkQueues -benchtime 1x -count 3 -timeout 2h .
+func BenchmarkQueues(b *testing.B) {
+	dsn := servers.Need(b, servers.Postgres)
+	scale := queues.Quick
+	if os.Getenv(queuesFullVar) != "" {
+		scale = queues.Full
+	}
+	kinds := []queues.Kind{queues.PGActor, queues.River}
+	open := func(b *testing.B, k queues.Kind, rescue time.Duration) (queues.Queue, queues.Options) {
+		b.Helper()
+		o := queues.Options{DSN: dsn, Schema: queues.Schema(k), Rescue: rescue}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		q, err := queues.Open(ctx, k, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := q.Close(ctx); err != nil {
+				b.Error(err)
+			}
+		})
+		return q, o
+	}
+	timeout := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 10*time.Minute)
+	}
+	hideNsOp := func(b *testing.B) { b.ReportMetric(0, "ns/op") }
+
+	b.Run("cell=burndown", func(b *testing.B) {
+		for _, k := range kinds {
+			for _, w := range scale.Workers {
+				b.Run(fmt.Sprintf("queue=%s/workers=%d", k.Name, w), func(b *testing.B) {
+					var sum float64
+					for range b.N {
+						q, _ := open(b, k, 0)
+						ctx, cancel := timeout()
+						perSec, err := queues.BurnDown(ctx, q, scale.BurnDown, w)
+						cancel()
+						if err != nil {
+							b.Fatal(err)
+						}
+						sum += perSec
+					}
+					hideNsOp(b)
+					b.ReportMetric(sum/float64(b.N), "tasks/s")
+				})
+			}
+		}
+	})
+	b.Run("cell=sustained", func(b *testing.B) {
+		for _, k := range kinds {
+			for _, w := range scale.Workers {
+				b.Run(fmt.Sprintf("queue=%s/workers=%d", k.Name, w), func(b *testing.B) {
+					var sum queues.SustainedResult
+					for range b.N {
+						q, _ := open(b, k, 0)
+						ctx, cancel := timeout()
+						r, err := queues.Sustained(ctx, q, scale.Sustained, scale.Backlog, w)
+						cancel()
+						if err != nil {
+							b.Fatal(err)
+						}
+						sum.PerSec += r.PerSec
+						sum.StartBytes += r.StartBytes
+						sum.EndBytes += r.EndBytes
+					}
+					n := float64(b.N)
+					hideNsOp(b)
+					b.ReportMetric(sum.PerSec/n, "tasks/s")
+					b.ReportMetric(float64(sum.StartBytes)/n/1e6, "start-MB")
+					b.ReportMetric(float64(sum.EndBytes)/n/1e6, "end-MB")
+				})
+			}
+		}
+	})
+	b.Run("cell=latency", func(b *testing.B) {
+		for _, k := range []queues.Kind{queues.PGActor, queues.River, queues.RiverDefaults} {
+			b.Run(fmt.Sprintf("queue=%s/rate=%d", k.Name, scale.Rate), func(b *testing.B) {
+				var p50, p99 time.Duration
+				for range b.N {
+					q, _ := open(b, k, 0)
+					ctx, cancel := timeout()
+					r, err := queues.Latency(ctx, q, scale.Rate, scale.LatencyFor, scale.LatencyWorkers)
+					cancel()
+					if err != nil {
+						b.Fatal(err)
+					}
+					p50 += r.P50
+					p99 += r.P99
+				}
+				n := float64(b.N)
+				hideNsOp(b)
+				b.ReportMetric(float64(p50.Microseconds())/n/1e3, "p50-ms")
+				b.ReportMetric(float64(p99.Microseconds())/n/1e3, "p99-ms")
+			})
+		}
+	})
+	b.Run("cell=recovery", func(b *testing.B) {
+		type variant struct {
+			name   string
+			k      queues.Kind
+			rescue time.Duration
+		}
+		vs := []variant{{"queue=pgactor/rescue=default", queues.PGActor, 0}}
+		if scale.RecoveryRiver {
+			vs = append(vs,
+				variant{"queue=river/rescue=default", queues.River, 0},
+				variant{"queue=river/rescue=5s", queues.River, 5 * time.Second})
+		}
+		for _, v := range vs {
+			b.Run(v.name, func(b *testing.B) {
+				var sum time.Duration
+				recovered := 0
+				for range b.N {
+					q, o := open(b, v.k, v.rescue)
+					ctx, cancel := timeout()
+					r, err := queues.Recovery(ctx, q, v.k, o, scale.RecoveryCap)
+					cancel()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if r.Recovered {
+						recovered++
+					} else {
+						b.Logf("the killed worker's task did not run again within %v", scale.RecoveryCap)
+					}
+					sum += r.After
+				}
+				n := float64(b.N)
+				hideNsOp(b)
+				b.ReportMetric(sum.Seconds()/n, "recovery-s")
+				b.ReportMetric(float64(recovered)/n, "recovered")
+			})
+		}
+	})
+}
