@@ -17,15 +17,30 @@ import (
 // Config.MaintenanceInterval one process — elected by a one-row UPDATE that
 // a second process waits for and then finds done, and that no other
 // process wins until the first has finished — folds the counters'
-// increments into one row per actor, vacuums each of the schema's tables
-// whose dead rows exceed vacuumMinDead and a fifth of its live ones, and
-// analyzes those whose changes since their last analysis exceed
-// vacuumMinDead and a tenth of their live rows.
+// increments into one row per actor, and vacuums and analyzes the
+// schema's tables as tableCare decides.
 const (
 	defaultMaintainEach = time.Second
 	vacuumMinDead       = 1000
+	analyzeEvery        = time.Minute
 	maintainTimeout     = time.Minute // bounds a round, and the elected process's turn
 )
+
+// tableCare decides what a table needs from the counts the statistics
+// collector keeps: a VACUUM when its dead rows exceed vacuumMinDead and a
+// fifth of its live ones, and an ANALYZE when its changes since its last
+// analysis exceed vacuumMinDead and a tenth of its live rows, at most once
+// every analyzeEvery. A queue's tables change wholly every few seconds
+// under load, so the changes alone would ask for an ANALYZE every round,
+// and ANALYZE on every VACUUM cost a third of the throughput of a busy
+// queue (docs/benchmarks.md, "Durable actor against River"); the plans of
+// the actor's statements follow their indexes, and VACUUM keeps the row
+// counts that the planner reads up to date.
+func tableCare(dead, live, changed int64, sinceAnalyze time.Duration) (vacuum, analyze bool) {
+	vacuum = dead > vacuumMinDead && dead > live/5
+	analyze = changed > vacuumMinDead && changed > live/10 && sinceAnalyze >= analyzeEvery
+	return vacuum, analyze
+}
 
 // maintainLoop is the maintenance goroutine.
 func (a *Actor[T]) maintainLoop() {
@@ -77,9 +92,8 @@ func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) 
 	return a.vacuum(ctx)
 }
 
-// vacuum vacuums the schema's tables that hold many dead rows, and
-// analyzes those much changed since their last analysis: with autovacuum
-// off, nothing else keeps the planner's statistics.
+// vacuum vacuums and analyzes the schema's tables that need it (see
+// tableCare): with autovacuum off, nothing else does.
 func (a *Actor[T]) vacuum(ctx context.Context) ([]string, error) {
 	rows, err := a.pool.Query(ctx, sqlDeadTuples, a.set.schema)
 	if err != nil {
@@ -89,16 +103,21 @@ func (a *Actor[T]) vacuum(ctx context.Context) ([]string, error) {
 	for rows.Next() {
 		var name string
 		var dead, live, changed int64
-		if err := rows.Scan(&name, &dead, &live, &changed); err != nil {
+		var sinceAnalyze float64 // seconds, or +Inf if never analyzed
+		if err := rows.Scan(&name, &dead, &live, &changed, &sinceAnalyze); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		table := pgx.Identifier{a.set.schema, name}.Sanitize()
+		vacuum, analyze := tableCare(dead, live, changed, time.Duration(min(sinceAnalyze, 1e6)*float64(time.Second)))
 		switch {
-		case dead > vacuumMinDead && dead > live/5:
+		case vacuum && analyze:
 			tables = append(tables, name)
 			commands = append(commands, "VACUUM (ANALYZE) "+table)
-		case changed > vacuumMinDead && changed > live/10:
+		case vacuum:
+			tables = append(tables, name)
+			commands = append(commands, "VACUUM "+table)
+		case analyze:
 			commands = append(commands, "ANALYZE "+table)
 		}
 	}

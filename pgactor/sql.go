@@ -275,6 +275,10 @@ SELECT actor, sum(accepted), sum(completed), sum(dead_lettered), sum(failed), su
 FROM d GROUP BY actor`
 
 	// sqlDeadTuples lists the schema's tables with their dead and live
-	// rows, as the statistics collector last counted them.
-	sqlDeadTuples = `SELECT relname, n_dead_tup, n_live_tup, n_mod_since_analyze FROM pg_stat_user_tables WHERE schemaname = $1`
+	// rows and their changes since their last analysis, as the statistics
+	// collector last counted them, and the seconds since that analysis
+	// (by anyone, autovacuum included; infinity if none).
+	sqlDeadTuples = `SELECT relname, n_dead_tup, n_live_tup, n_mod_since_analyze,
+		coalesce(extract(epoch FROM now() - greatest(last_analyze, last_autoanalyze))::float8, 'infinity')
+		FROM pg_stat_user_tables WHERE schemaname = $1`
 )
