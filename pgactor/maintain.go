@@ -32,10 +32,8 @@ const (
 // analysis exceed vacuumMinDead and a tenth of its live rows, at most once
 // every analyzeEvery. A queue's tables change wholly every few seconds
 // under load, so the changes alone would ask for an ANALYZE every round,
-// and ANALYZE on every VACUUM cost a third of the throughput of a busy
-// queue (docs/benchmarks.md, "Durable actor against River"); the plans of
-// the actor's statements follow their indexes, and VACUUM keeps the row
-// counts that the planner reads up to date.
+// for statistics that a minute does not change much; VACUUM keeps the
+// row counts that the planner reads up to date in between.
 func tableCare(dead, live, changed int64, sinceAnalyze time.Duration) (vacuum, analyze bool) {
 	vacuum = dead > vacuumMinDead && dead > live/5
 	analyze = changed > vacuumMinDead && changed > live/10 && sinceAnalyze >= analyzeEvery
