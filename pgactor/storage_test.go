@@ -49,11 +49,20 @@ func TestBoundedStorage(t *testing.T) {
 		tasks, counts := size()
 		t.Logf("round %d: tasks %d kB, counts %d kB", round, tasks/1024, counts/1024)
 		// Without vacuum they grow by about a round's rows each round:
-		// past twice their size after round 1 by the last.
+		// past twice their size after round 1 by the last. The counts
+		// table gets a row per single send and per group of completions,
+		// and is vacuumed once more than vacuumMinDead rows are dead as
+		// the statistics collector, which lags by a second or so, counts
+		// them: how big it gets before then depends on how the
+		// completions grouped, and a loaded machine makes more, smaller
+		// groups (a CI run saw it reach 248 kB in one round from 72 kB).
+		// So it may also hold a few thresholds' worth of rows, some
+		// 100 kB each.
+		const countsSlack = 512 << 10
 		if round == 1 {
 			warmTasks, warmCounts = tasks, counts
 		}
-		if round > 1 && (tasks > warmTasks*2 || counts > warmCounts*2) {
+		if round > 1 && (tasks > warmTasks*2 || counts > warmCounts*2+countsSlack) {
 			t.Errorf("round %d: the tables grew to %d and %d bytes from %d and %d after round 1", round, tasks, counts, warmTasks, warmCounts)
 		}
 	}
