@@ -41,7 +41,7 @@ func openPGActor(ctx context.Context, o Options) (*pgactorQueue, error) {
 
 func (q *pgactorQueue) open(ctx context.Context) error {
 	if !q.o.Attach {
-		if _, err := q.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{q.o.Schema}.Sanitize()+" CASCADE"); err != nil {
+		if err := dropSchema(ctx, q.pool, q.o.Schema); err != nil {
 			return err
 		}
 		if _, _, err := pgactor.Migrate(ctx, q.pool, q.o.Schema); err != nil {
@@ -104,17 +104,13 @@ func (q *pgactorQueue) Drained(ctx context.Context) (bool, error) {
 }
 
 func (q *pgactorQueue) TableBytes(ctx context.Context) (int64, error) {
-	var n int64
-	err := q.pool.QueryRow(ctx, tableBytes, q.o.Schema).Scan(&n)
-	return n, err
+	return schemaBytes(ctx, q.pool, q.o.Schema)
 }
 
 func (q *pgactorQueue) Close(ctx context.Context) error {
 	err := q.sender.Close(ctx)
 	if !q.o.Attach {
-		if _, e := q.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{q.o.Schema}.Sanitize()+" CASCADE"); e != nil {
-			err = errors.Join(err, e)
-		}
+		err = errors.Join(err, dropSchema(ctx, q.pool, q.o.Schema))
 	}
 	return errors.Join(err, q.pool.Close(ctx))
 }

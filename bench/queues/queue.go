@@ -20,6 +20,9 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // A Queue is one job queue under test, opened on its own schema.
@@ -115,8 +118,25 @@ func quiet() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
-// tableBytes is the size of the tables of schema with their indexes and
-// TOAST.
-const tableBytes = `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+// A db runs statements: a *pgpool.Pool for pgactor, a *pgxpool.Pool for
+// River.
+type db interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// schemaBytes returns the size of the tables of schema with their indexes
+// and TOAST.
+func schemaBytes(ctx context.Context, d db, schema string) (int64, error) {
+	var n int64
+	err := d.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = $1 AND c.relkind = 'r'`
+WHERE n.nspname = $1 AND c.relkind = 'r'`, schema).Scan(&n)
+	return n, err
+}
+
+// dropSchema drops schema with everything in it.
+func dropSchema(ctx context.Context, d db, schema string) error {
+	_, err := d.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	return err
+}

@@ -2,7 +2,6 @@ package queues
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -70,11 +69,10 @@ func openRiver(ctx context.Context, k Kind, o Options) (*riverQueue, error) {
 
 func (q *riverQueue) open(ctx context.Context) error {
 	if !q.o.Attach {
-		schema := pgx.Identifier{q.o.Schema}.Sanitize()
-		if _, err := q.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+		if err := dropSchema(ctx, q.pool, q.o.Schema); err != nil {
 			return err
 		}
-		if _, err := q.pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		if _, err := q.pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{q.o.Schema}.Sanitize()); err != nil {
 			return err
 		}
 		m, err := rivermigrate.New(q.driver, &rivermigrate.Config{Schema: q.o.Schema, Logger: quiet()})
@@ -156,18 +154,14 @@ func (q *riverQueue) Drained(ctx context.Context) (bool, error) {
 }
 
 func (q *riverQueue) TableBytes(ctx context.Context) (int64, error) {
-	var n int64
-	err := q.pool.QueryRow(ctx, tableBytes, q.o.Schema).Scan(&n)
-	return n, err
+	return schemaBytes(ctx, q.pool, q.o.Schema)
 }
 
 func (q *riverQueue) Close(ctx context.Context) error {
 	var err error
 	if !q.o.Attach {
-		if _, e := q.pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{q.o.Schema}.Sanitize()+" CASCADE"); e != nil {
-			err = e
-		}
+		err = dropSchema(ctx, q.pool, q.o.Schema)
 	}
 	q.pool.Close()
-	return errors.Join(err)
+	return err
 }
