@@ -101,7 +101,7 @@ func (k *keeper[T]) abandon(ctxErr error, rest []message) {
 			p.destroyInline(&p.slots[m.idx], causeClose)
 		case msgTestTimeout:
 			p.destroyInline(&p.slots[m.idx], causeTestTimeout)
-		case msgDestroyed:
+		case msgDestroyed, msgHijacked:
 			p.cameBack()
 		case msgLeak:
 			if s, ok := p.reclaim(leakNote{idx: m.idx, gen: m.gen}); ok {

@@ -36,6 +36,12 @@ type Config struct {
 	// none warm.
 	MinIdle int
 
+	// MinObjects is how many objects the pool keeps alive, idle or in
+	// use. When fewer are, it creates more, one at a time; idle objects
+	// are not evicted for idle time below it, though they still retire at
+	// the end of their lifetime and are then replaced. Zero keeps none.
+	MinObjects int
+
 	// MaxIdleTime is how long an object may sit idle before it is
 	// destroyed, unless that would leave fewer than MinIdle idle. Zero
 	// means no limit.
@@ -43,10 +49,15 @@ type Config struct {
 
 	// MaxLifetime is how long an object may live. Idle objects past it are
 	// destroyed at once, objects in use when given back. Each object's
-	// lifetime is shortened by a random amount of up to a tenth of
-	// MaxLifetime, so objects created together do not all retire
-	// together. Zero means no limit.
+	// lifetime is shortened by a random amount of up to LifetimeJitter, so
+	// objects created together do not all retire together. Zero means no
+	// limit.
 	MaxLifetime time.Duration
+
+	// LifetimeJitter is the most by which an object's lifetime is
+	// shortened, at random, below MaxLifetime. Zero means a tenth of
+	// MaxLifetime. It must not exceed MaxLifetime.
+	LifetimeJitter time.Duration
 
 	// MaxQueueSize caps the takers waiting for an object. A take that would
 	// exceed it fails at once with ErrPoolExhausted. Zero means no limit.
@@ -127,9 +138,17 @@ func (c Config) Validate() error {
 	if c.MaxObjects >= 1 && c.MinIdle > c.MaxObjects {
 		check.Bad("MinIdle", c.MinIdle, fmt.Sprintf("must not exceed MaxObjects (%d)", c.MaxObjects))
 	}
+	errs.NotNegative(check, "MinObjects", c.MinObjects, "none kept alive")
+	if c.MaxObjects >= 1 && c.MinObjects > c.MaxObjects {
+		check.Bad("MinObjects", c.MinObjects, fmt.Sprintf("must not exceed MaxObjects (%d)", c.MaxObjects))
+	}
 	errs.NotNegative(check, "MaxQueueSize", c.MaxQueueSize, "no limit")
 	errs.NotNegative(check, "MaxIdleTime", c.MaxIdleTime, "no limit")
 	errs.NotNegative(check, "MaxLifetime", c.MaxLifetime, "no limit")
+	errs.NotNegative(check, "LifetimeJitter", c.LifetimeJitter, "a tenth of MaxLifetime")
+	if c.LifetimeJitter > 0 && c.LifetimeJitter > c.MaxLifetime {
+		check.Bad("LifetimeJitter", c.LifetimeJitter, fmt.Sprintf("must not exceed MaxLifetime (%v)", c.MaxLifetime))
+	}
 	errs.NotNegative(check, "CreateTimeout", c.CreateTimeout, "the default, "+DefaultCreateTimeout.String())
 	errs.NotNegative(check, "TestTimeout", c.TestTimeout, "the default, "+DefaultTestTimeout.String())
 	errs.NotNegative(check, "ValidationInterval", c.ValidationInterval, "never")
@@ -149,6 +168,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TestTimeout == 0 {
 		c.TestTimeout = DefaultTestTimeout
+	}
+	if c.LifetimeJitter == 0 {
+		c.LifetimeJitter = c.MaxLifetime / 10
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -71,11 +71,21 @@ func (k *keeper[T]) maintain() {
 		room--
 		pending++
 	}
-	if p.cfg.MinIdle > 0 && refilling == 0 && room > 0 && !(backoff && pending > 0) {
-		if p.census().idle+pending < p.cfg.MinIdle {
-			k.startCreate(true)
-		}
+	if refilling == 0 && room > 0 && !(backoff && pending > 0) && k.belowMinimum(pending) {
+		k.startCreate(true)
 	}
+}
+
+// belowMinimum reports whether the pool keeps fewer objects than MinIdle
+// idle or MinObjects alive, counting pending creates as done.
+func (k *keeper[T]) belowMinimum(pending int) bool {
+	cfg := &k.p.cfg
+	// Objects being destroyed are still counted alive, holding their
+	// place in MaxObjects, but they are not kept.
+	if cfg.MinObjects > 0 && k.alive-k.p.census().leaving < cfg.MinObjects {
+		return true
+	}
+	return cfg.MinIdle > 0 && k.p.census().idle+pending < cfg.MinIdle
 }
 
 // pendingCreates counts the creates in flight that will bring a usable
@@ -105,6 +115,7 @@ func (k *keeper[T]) startCreate(refill bool) {
 	k.creating++
 	p.total.Store(int32(k.alive))
 	p.stats.creating.Store(int32(k.creating))
+	p.stats.createAttempts.Add(1)
 	ctx, cancel := context.WithTimeout(k.baseCtx, p.cfg.CreateTimeout)
 	go p.create(ctx, cancel, id)
 }
@@ -187,7 +198,7 @@ func (k *keeper[T]) install(obj T, gen uint64) *slot {
 	s.createdAt = k.now.UnixNano()
 	s.expiresAt = 0
 	if l := p.cfg.MaxLifetime; l > 0 {
-		s.expiresAt = k.now.Add(l - rand.N(l/10+1)).UnixNano()
+		s.expiresAt = k.now.Add(l - rand.N(p.cfg.LifetimeJitter+1)).UnixNano()
 	}
 	s.testedAt = s.createdAt
 	// The slot's idle clock starts now, whatever it saw of the object

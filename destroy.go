@@ -16,6 +16,7 @@ func (p *core) retire(s *slot, seq uint32, from slotKind, cause destroyCause) bo
 	if _, ok := s.move(from, seq, kindReserved); !ok {
 		return false
 	}
+	s.leaving.Store(true)
 	if !p.post(message{kind: msgRetire, idx: s.idx, cause: cause}) {
 		// The keeper is gone: Close gave up waiting for this object, so
 		// its holder destroys it.
@@ -57,6 +58,7 @@ func (k *keeper[T]) retireIdle(cause destroyCause) {
 func (k *keeper[T]) destroy(idx int32, cause destroyCause) {
 	p := k.p
 	s := &p.slots[idx]
+	s.leaving.Store(true)
 	obj := p.objs[s.idx]
 	go func() {
 		p.destroyObj(obj)
@@ -67,7 +69,8 @@ func (k *keeper[T]) destroy(idx int32, cause destroyCause) {
 	}()
 }
 
-// destroyed frees the slot of an object whose Destroy returned.
+// destroyed frees the slot of an object whose Destroy returned, or that
+// Lease.Hijack took out of the pool.
 func (k *keeper[T]) destroyed(idx int32) {
 	p := k.p
 	s := &p.slots[idx]
@@ -75,6 +78,7 @@ func (k *keeper[T]) destroyed(idx int32) {
 	p.objs[idx] = zero
 	s.clearTicket()
 	s.trace.Store(nil)
+	s.leaving.Store(false)
 	for {
 		st := s.load()
 		if st.kind() != kindReserved {

@@ -28,6 +28,10 @@ var (
 	// after it was given back or destroyed.
 	ErrReleased = errors.New("actorpool: lease already given back")
 
+	// ErrHeldByWith is returned by Lease.Hijack on a lease lent by a With
+	// on the caller's context: the object belongs to that With.
+	ErrHeldByWith = errors.New("actorpool: the object is held by a With on this context and cannot be hijacked")
+
 	// ErrTimeout matches, with errors.Is, a WaitError whose context's
 	// deadline passed.
 	ErrTimeout = errors.New("actorpool: acquire timed out")

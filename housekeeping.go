@@ -38,15 +38,17 @@ func (k *keeper[T]) housekeep() {
 		return
 	}
 	now := k.now.UnixNano()
-	idle := p.census().idle
+	c := p.census()
+	idle, kept := c.idle, k.alive-c.leaving
 	for i := range p.slots {
 		s := &p.slots[i]
 		st := s.load()
 		switch k.observe(s, st, now) {
 		case kindIdle:
-			if cause, ok := k.evictionCause(s, now, idle); ok {
+			if cause, ok := k.evictionCause(s, now, idle, kept); ok {
 				if p.reserveIdle(s, st) {
 					idle--
+					kept--
 					k.destroy(s.idx, cause)
 				}
 			} else if k.testDue(s, now) && p.reserveIdle(s, st) {
@@ -81,15 +83,16 @@ func (k *keeper[T]) observe(s *slot, st state, now int64) slotKind {
 
 // evictionCause decides whether an idle object is evicted, and why: it
 // predates a Reload, it has outlived MaxLifetime, or it has been idle past
-// MaxIdleTime while more than MinIdle objects are idle.
-func (k *keeper[T]) evictionCause(s *slot, now int64, idle int) (destroyCause, bool) {
+// MaxIdleTime while more than MinIdle objects are idle and more than
+// MinObjects are kept (alive and not being destroyed).
+func (k *keeper[T]) evictionCause(s *slot, now int64, idle, kept int) (destroyCause, bool) {
 	cfg := &k.p.cfg
 	switch {
 	case s.gen != k.gen:
 		return causeReload, true
 	case s.expiresAt != 0 && now >= s.expiresAt:
 		return causeLifetime, true
-	case cfg.MaxIdleTime > 0 && now-s.seenAt >= int64(cfg.MaxIdleTime) && idle > cfg.MinIdle:
+	case cfg.MaxIdleTime > 0 && now-s.seenAt >= int64(cfg.MaxIdleTime) && idle > cfg.MinIdle && kept > cfg.MinObjects:
 		return causeIdle, true
 	}
 	return 0, false

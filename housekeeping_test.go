@@ -358,3 +358,91 @@ func TestCloseWaitsForHungTestOnlyUntilTestTimeout(t *testing.T) {
 		f.checkAllDestroyed(t)
 	})
 }
+
+// MinObjects keeps objects alive, in use or idle: they are made at once,
+// not evicted for idle time below it, and replaced when they retire; and
+// while they are all in use, no idle ones are added.
+func TestMinObjects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 4, MinObjects: 2, MaxIdleTime: time.Minute, MaxLifetime: time.Hour})
+		synctest.Wait()
+		if s := p.Stats(); s.Idle != 2 || s.Total != 2 {
+			t.Fatalf("at start: %+v, want 2 idle", s)
+		}
+		a, b := acquire(t, p), acquire(t, p)
+		synctest.Wait()
+		if s := p.Stats(); s.Total != 2 || f.creates.Load() != 2 {
+			t.Fatalf("with both in use: %+v after %d creates, want 2 alive: MinObjects counts objects in use", s, f.creates.Load())
+		}
+		c := acquire(t, p) // a third, on demand
+		release(t, a)
+		release(t, b)
+		release(t, c)
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if s := p.Stats(); s.Total != 2 || s.DestroyedBy.Idle != 1 {
+			t.Fatalf("after idling: %+v, want the third evicted and 2 kept", s)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if s := p.Stats(); s.Total != 2 || s.DestroyedBy.Lifetime != 2 {
+			t.Fatalf("after their lifetime: %+v, want 2 retired and 2 new", s)
+		}
+		// A broken object given back is replaced too.
+		l := acquire(t, p)
+		l.Value().broken.Store(true)
+		release(t, l)
+		synctest.Wait()
+		if s := p.Stats(); s.Total != 2 || s.DestroyedBy.Invalid != 1 {
+			t.Fatalf("after an invalid object: %+v, want it replaced", s)
+		}
+	})
+}
+
+func TestLifetimeJitterSetting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, &factory{}, Config{MaxObjects: 64, MaxLifetime: time.Hour, LifetimeJitter: time.Minute})
+		var leases []Lease[*conn]
+		for range 64 {
+			leases = append(leases, acquire(t, p))
+		}
+		seen := map[int64]bool{}
+		for _, l := range leases {
+			s := l.t.s
+			life := time.Duration(s.expiresAt - s.createdAt)
+			if life > time.Hour || life < 59*time.Minute {
+				t.Errorf("lifetime %v outside [59m, 1h]", life)
+			}
+			seen[s.expiresAt] = true
+			release(t, l)
+		}
+		if len(seen) < 32 {
+			t.Errorf("only %d distinct lifetimes among 64 objects: no jitter", len(seen))
+		}
+	})
+}
+
+// Stats tells objects under test from objects being destroyed, and counts
+// every create started.
+func TestStatsDestroying(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unblock := make(chan struct{})
+		f := &factory{destroy: func(*conn) { <-unblock }}
+		p := newPool(t, f, Config{MaxObjects: 2})
+		a, b := acquire(t, p), acquire(t, p)
+		if err := a.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if s := p.Stats(); s.Reserved != 1 || s.Destroying != 1 || s.CreateAttempts != 2 {
+			t.Fatalf("while a Destroy runs: %+v, want 1 reserved, being destroyed, and 2 creates started", s)
+		}
+		close(unblock)
+		release(t, b)
+		synctest.Wait()
+		if s := p.Stats(); s.Reserved != 0 || s.Destroying != 0 {
+			t.Fatalf("after the Destroy: %+v", s)
+		}
+	})
+}

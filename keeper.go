@@ -31,6 +31,7 @@ const (
 	msgTestEnded                    // a test that outlived TestTimeout returned at last
 	msgRetire                       // destroy the object of a reserved slot
 	msgDestroyed                    // a Destroy returned
+	msgHijacked                     // Lease.Hijack took a reserved slot's object: free the slot
 	msgLeak                         // a lease's ticket was collected
 	msgSweep                        // an object may have gone idle after Close swept
 	msgReload                       // Reload: retire every object; close reply when idle ones are
@@ -141,7 +142,7 @@ func (k *keeper[T]) run() {
 // housekeeping sweep while objects are alive, a create after backoff.
 func (k *keeper[T]) arm() {
 	var next time.Time
-	if k.alive > 0 || k.p.cfg.MinIdle > 0 {
+	if k.alive > 0 || k.p.cfg.MinIdle > 0 || k.p.cfg.MinObjects > 0 {
 		next = k.nextRun
 	}
 	if k.failures > 0 && k.retryAt.After(k.now) && (next.IsZero() || k.retryAt.Before(next)) {
@@ -174,7 +175,7 @@ func (k *keeper[T]) handle(m message) {
 		// Nothing to do but see whether Close is done.
 	case msgRetire:
 		k.destroy(m.idx, m.cause)
-	case msgDestroyed:
+	case msgDestroyed, msgHijacked:
 		k.destroyed(m.idx)
 	case msgLeak:
 		if s, ok := p.reclaim(leakNote{idx: m.idx, gen: m.gen}); ok {

@@ -1,6 +1,7 @@
 package actorpool
 
 import (
+	"context"
 	"runtime"
 	"time"
 )
@@ -95,6 +96,57 @@ func (l Lease[T]) Destroy() error {
 	return nil
 }
 
+// Nested reports whether the lease was lent by a With on the caller's
+// context, or bound to it with Bind: its Release and Destroy then give
+// nothing back, since the outer holder still holds the object.
+func (l Lease[T]) Nested() bool { return l.nested }
+
+// Bind returns a context like ctx that carries the lease, as the context of
+// a With callback does: With and Acquire on the pool with that context get
+// this lease's object, as a nested lease whose Release gives nothing back,
+// for as long as the lease is in force. The lease itself is still the
+// caller's to give back. It lets an adapter build its own With around its
+// own take, with hooks of its own on the way out and back.
+func (l Lease[T]) Bind(ctx context.Context) context.Context {
+	if l.t == nil || l.nested {
+		return ctx
+	}
+	if !l.p.withUsed.Load() {
+		l.p.withUsed.Store(true)
+	}
+	return &leaseContext{Context: ctx, pool: l.p, lease: l.t, seq: l.seq}
+}
+
+// Hijack takes the object out of the pool for good and returns it: its
+// place is freed, so the pool may create another in its stead, and the
+// pool will never validate, test or destroy it. The caller owns it from
+// then on and must destroy it; Close does not wait for it. Use it for a
+// connection that must outlive the pool's hold on it, such as one kept
+// listening for notifications. Hijack returns ErrReleased if the lease was
+// already given back, destroyed or hijacked.
+//
+// A lease lent by a With on the caller's context cannot be hijacked, since
+// the callbacks of that With still hold the object: Hijack then returns
+// ErrHeldByWith and changes nothing.
+func (l Lease[T]) Hijack() (T, error) {
+	var zero T
+	if l.t == nil {
+		return zero, ErrReleased
+	}
+	s, ok := current(l.t, l.seq)
+	if !ok {
+		return zero, ErrReleased
+	}
+	if l.nested {
+		return zero, ErrHeldByWith
+	}
+	obj := l.p.objs[s.idx]
+	if !s.c.hijackLease(s, l.t, l.seq) {
+		return zero, ErrReleased
+	}
+	return obj, nil
+}
+
 // lend takes the ticket of a slot just moved to in use, for the lease that
 // the caller is about to hand out.
 func (p *core) lend(s *slot) *ticket {
@@ -150,6 +202,26 @@ func (p *core) destroyLease(s *slot, t *ticket, seq uint32) bool {
 		p.observeHold(s)
 	}
 	return p.retire(s, seq, kindInUse, causeDiscarded)
+}
+
+// hijackLease takes the object of a lease in force out of the pool, for
+// Lease.Hijack: the keeper frees its slot without destroying it.
+func (p *core) hijackLease(s *slot, t *ticket, seq uint32) bool {
+	s.ticket = t
+	if p.traced {
+		p.observeHold(s)
+	}
+	if _, ok := s.move(kindInUse, seq, kindReserved); !ok {
+		return false
+	}
+	s.leaving.Store(true)
+	p.stats.hijacked.Add(1)
+	if !p.post(message{kind: msgHijacked, idx: s.idx}) {
+		// The keeper is gone: Close gave up waiting for this object,
+		// which is no longer the pool's to count.
+		p.cameBack()
+	}
+	return true
 }
 
 // observeHold reports a lease's hold time to the Observer, if any.

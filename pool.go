@@ -98,6 +98,22 @@ func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 	return Lease[T]{p: p, t: p.lend(s), seq: seq}, nil
 }
 
+// AcquireIdle takes an idle object if one is ready and reports whether it
+// did. Unlike TryAcquire it never asks for a new object, and unlike
+// Acquire it never hands out the object of a With on any context: it is
+// for sweeping every idle object at once, to keep connections alive or to
+// run a statement on each.
+func (p *Pool[T]) AcquireIdle() (Lease[T], bool) {
+	if p.closed.Load() {
+		return Lease[T]{}, false
+	}
+	s, seq := p.acquireIdle()
+	if s == nil {
+		return Lease[T]{}, false
+	}
+	return Lease[T]{p: p, t: p.lend(s), seq: seq}, true
+}
+
 // An AcquireResult is what AcquireAsync delivers: a lease, or the error that
 // ended the take.
 type AcquireResult[T any] struct {

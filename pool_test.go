@@ -105,3 +105,43 @@ func TestNewRejectsMissingFactory(t *testing.T) {
 		t.Errorf("New(FactoryFuncs without CreateFunc) = %v, want an error naming CreateFunc", err)
 	}
 }
+
+// AcquireIdle takes what is idle and nothing else: it never creates, and
+// never waits.
+func TestAcquireIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 3})
+		if _, ok := p.AcquireIdle(); ok {
+			t.Fatal("AcquireIdle on an empty pool took something")
+		}
+		synctest.Wait()
+		if n := f.creates.Load(); n != 0 {
+			t.Fatalf("AcquireIdle asked for %d creates, want none", n)
+		}
+		a, b := acquire(t, p), acquire(t, p)
+		release(t, a)
+		release(t, b)
+		var got []Lease[*conn]
+		for {
+			l, ok := p.AcquireIdle()
+			if !ok {
+				break
+			}
+			got = append(got, l)
+		}
+		synctest.Wait()
+		if len(got) != 2 || f.creates.Load() != 2 {
+			t.Fatalf("AcquireIdle took %d of 2 idle objects, with %d creates; want 2 and 2", len(got), f.creates.Load())
+		}
+		for _, l := range got {
+			release(t, l)
+		}
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.AcquireIdle(); ok {
+			t.Error("AcquireIdle took an object from a closed pool")
+		}
+	})
+}

@@ -38,6 +38,12 @@ type slot struct {
 	// slot's own cache line is all the hot path spends on both.
 	doomed atomic.Uint32
 
+	// leaving is set while the slot is reserved because its object is on
+	// its way out of the pool — being destroyed, or taken by Lease.Hijack —
+	// rather than under test, so that Stats can tell the two apart. The
+	// keeper clears it when it frees the slot.
+	leaving atomic.Bool
+
 	// ticket is the leak-detection token, held here while the object is not
 	// lent out and carried by the lease while it is, so that a lease dropped
 	// without being given back leaves the ticket unreachable.

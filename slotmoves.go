@@ -53,6 +53,8 @@ var slotMoves = []slotMove{
 		who: "a taker that claimed an object for waiters who all gave up (FIFO)"},
 	{from: kindInUse, to: kindReserved, fn: "retire",
 		who: "a holder retiring its object (release, Lease.Destroy), or a taker one it found unusable (retireUnusable)"},
+	{from: kindInUse, to: kindReserved, fn: "hijackLease",
+		who: "a holder taking its object out of the pool (Lease.Hijack)"},
 
 	// The keeper: eviction, tests, Close, Reload, leaks.
 	{from: kindIdle, to: kindReserved, fn: "reserveIdle",
@@ -62,7 +64,7 @@ var slotMoves = []slotMove{
 	{from: kindInUse, to: kindReserved, fn: "reclaim",
 		who: "the keeper, taking back the object of a leaked lease"},
 	{from: kindReserved, to: kindFree, fn: "destroyed",
-		who: "the keeper, once Destroy has returned"},
+		who: "the keeper, once Destroy has returned or Lease.Hijack took the object"},
 }
 
 func (m slotMove) String() string {

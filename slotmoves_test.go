@@ -147,6 +147,15 @@ var moveDrivers = map[string]struct {
 		s.doomed.Store(uint32(causeReload) + 1)
 		return s, func() { b.p.release(s, seq) }
 	}},
+	"hijackLease: in use": {drive: func(t *testing.T, b *bare) (*slot, func()) {
+		s, seq := b.lent(t)
+		l := Lease[*int]{p: b.p, t: b.p.lend(s), seq: seq}
+		return s, func() {
+			if _, err := l.Hijack(); err != nil {
+				t.Errorf("Hijack: %v", err)
+			}
+		}
+	}},
 	"reserveIdle: idle": {drive: func(t *testing.T, b *bare) (*slot, func()) {
 		s := b.idle()
 		return s, func() { b.p.reserveIdle(s, s.load()) }

@@ -17,6 +17,7 @@ type Stats struct {
 	InUse      int // objects lent out
 	Creating   int // creates in flight
 	Reserved   int // objects held by the pool: under test, or being destroyed
+	Destroying int // of Reserved, objects being destroyed or taken out by Lease.Hijack
 	Waiting    int // takers waiting for an object
 
 	Acquires          int64         // takes that got an object
@@ -27,12 +28,14 @@ type Stats struct {
 	TimedOutAcquires  int64         // queued takes whose context's deadline passed
 	ExhaustedAcquires int64         // takes refused because the queue was full
 
+	CreateAttempts int64 // Factory.Create calls started
 	Created        int64 // objects created
 	CreateErrors   int64 // creates that failed, panicked or timed out
 	CreateTimeouts int64 // creates that outlived Config.CreateTimeout
 	Tests          int64 // Factory.Test calls that returned
 	Destroyed      int64 // objects destroyed, the sum of DestroyedBy
 	DestroyedBy    DestroyCounts
+	Hijacked       int64 // objects taken out of the pool by Lease.Hijack, never destroyed by it
 	Leaks          int64 // leases found dropped by the garbage collector
 	SuspectedLeaks int64 // leases held past Config.LeakThreshold
 }
@@ -79,6 +82,7 @@ type counters struct {
 	timeouts      atomic.Int64
 	exhausted     atomic.Int64
 
+	createAttempts atomic.Int64
 	created        atomic.Int64
 	createErrors   atomic.Int64
 	createTimeouts atomic.Int64
@@ -86,6 +90,7 @@ type counters struct {
 	destroyed      [numCauses]atomic.Int64
 	leaks          atomic.Int64
 	suspected      atomic.Int64
+	hijacked       atomic.Int64
 
 	creating atomic.Int32
 
@@ -108,6 +113,7 @@ func (p *core) snapshot() Stats {
 		InUse:      c.inUse,
 		Creating:   int(p.stats.creating.Load()),
 		Reserved:   c.reserved,
+		Destroying: c.leaving,
 		Waiting:    int(p.waiting.Load()),
 
 		Acquires:          p.acquires(),
@@ -118,12 +124,14 @@ func (p *core) snapshot() Stats {
 		TimedOutAcquires:  p.stats.timeouts.Load(),
 		ExhaustedAcquires: p.stats.exhausted.Load(),
 
+		CreateAttempts: p.stats.createAttempts.Load(),
 		Created:        p.stats.created.Load(),
 		CreateErrors:   p.stats.createErrors.Load(),
 		CreateTimeouts: p.stats.createTimeouts.Load(),
 		Tests:          p.stats.tests.Load(),
 		Leaks:          p.stats.leaks.Load(),
 		SuspectedLeaks: p.stats.suspected.Load(),
+		Hijacked:       p.stats.hijacked.Load(),
 	}
 	d := &p.stats.destroyed
 	st.DestroyedBy = DestroyCounts{
@@ -168,8 +176,9 @@ func (p *core) fold() {
 	p.stats.foldMu.Unlock()
 }
 
-// census counts the slots in each kind.
-type census struct{ idle, inUse, reserved int }
+// census counts the slots in each kind, and the reserved ones whose
+// objects are leaving the pool.
+type census struct{ idle, inUse, reserved, leaving int }
 
 func (p *core) census() census {
 	var c census
@@ -187,6 +196,9 @@ func (p *core) census() census {
 			}
 		case kindReserved:
 			c.reserved++
+			if p.slots[i].leaving.Load() {
+				c.leaving++
+			}
 		}
 	}
 	return c

@@ -231,3 +231,43 @@ func TestNestedDestroyWaitsForOutermostWith(t *testing.T) {
 		release(t, l)
 	})
 }
+
+// Bind gives a lease taken with Acquire the nesting a With's lease has.
+func TestBind(t *testing.T) {
+	f := &factory{}
+	p := newPool(t, f, Config{MaxObjects: 1})
+	l := acquire(t, p)
+	if l.Nested() {
+		t.Fatal("a lease from Acquire reports Nested")
+	}
+	ctx := l.Bind(context.Background())
+	inner, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("Acquire on a bound context, with the only object out: %v", err)
+	}
+	if !inner.Nested() || inner.Value() != l.Value() {
+		t.Fatalf("Acquire on a bound context: nested %v, same object %v", inner.Nested(), inner.Value() == l.Value())
+	}
+	if err := p.With(ctx, func(ctx context.Context, c *conn) error {
+		if c != l.Value() {
+			t.Error("With on a bound context took another object")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	release(t, inner) // gives nothing back
+	if s := p.Stats(); s.InUse != 1 {
+		t.Fatalf("the nested Release gave the object back: %+v", s)
+	}
+	release(t, l)
+	if s := p.Stats(); s.Idle != 1 {
+		t.Fatalf("after the outer Release: %+v", s)
+	}
+	// Once the lease is given back, the context carries nothing.
+	other, err := p.Acquire(ctx)
+	if err != nil || other.Nested() {
+		t.Fatalf("Acquire on the context of a lease given back: nested %v, %v", other.Nested(), err)
+	}
+	release(t, other)
+}

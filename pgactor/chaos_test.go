@@ -467,8 +467,8 @@ func chaosWorker(schema string) {
 	if err != nil {
 		fail(err)
 	}
-	cfg.Pool.MaxObjects = 10
-	pool, err := pgpool.NewWithConfig(cfg)
+	cfg.MaxConns = int32(10)
+	pool, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		fail(err)
 	}
@@ -519,7 +519,7 @@ func chaosWorker(schema string) {
 	<-sig
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := errors.Join(txActor.Close(cctx), plainActor.Close(cctx), pool.Close(cctx)); err != nil {
+	if err := errors.Join(txActor.Close(cctx), plainActor.Close(cctx), pool.Shutdown(cctx)); err != nil {
 		pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 		fail(err)
 	}

@@ -25,11 +25,11 @@ type Login struct {
 // times a task runs.
 func Example() {
 	ctx := context.Background()
-	pool, err := pgpool.New(os.Getenv("ACTORPOOL_POSTGRES"))
+	pool, err := pgpool.New(ctx, os.Getenv("ACTORPOOL_POSTGRES"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer pool.Close(ctx)
+	defer pool.Close()
 
 	// Once per database, by a deploy step or `actorpool migrate`.
 	const schema = "pgactor_example"

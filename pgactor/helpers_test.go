@@ -28,16 +28,16 @@ func newPool(t testing.TB, dsn string, conns int) *pgpool.Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Pool.MaxObjects = conns
+	cfg.MaxConns = int32(conns)
 	cfg.Pool.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	p, err := pgpool.NewWithConfig(cfg)
+	p, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := p.Close(ctx); err != nil {
+		if err := p.Shutdown(ctx); err != nil {
 			t.Errorf("close the pool: %v", err)
 		}
 	})
@@ -210,12 +210,12 @@ func (r *rig) poolThroughProxy() (*pgpool.Pool, *testenv.Proxy) {
 		t.Fatal(err)
 	}
 	cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(n)
-	cfg.Pool.MaxObjects = 4
+	cfg.MaxConns = int32(4)
 	cfg.Pool.Logger = quiet(t)
-	p, err := pgpool.NewWithConfig(cfg)
+	p, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Close(context.Background()) })
+	t.Cleanup(p.Close)
 	return p, proxy
 }

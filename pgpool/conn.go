@@ -10,12 +10,13 @@ import (
 
 // A Conn is a connection taken from a Pool with Acquire, or lent by With.
 // It is for one goroutine at a time, like a *pgx.Conn, and must be given
-// back with Release, or with Destroy if the caller knows it to be
-// unusable; it must not be used after.
+// back with Release (or Destroy, or taken out of the pool with Hijack); it
+// must not be used after.
 //
 // A connection given back closed, busy (rows not closed) or inside a
 // transaction is closed by the pool, not handed to the next caller.
 type Conn struct {
+	p     *Pool
 	lease actorpool.Lease[*pooledConn]
 	c     *pooledConn // nil once given back
 }
@@ -28,7 +29,7 @@ func (c *Conn) Release() {
 		return
 	}
 	c.c = nil
-	c.lease.Release()
+	c.p.give(c.lease)
 }
 
 // Destroy gives back a connection the caller knows to be unusable, to be
@@ -41,6 +42,23 @@ func (c *Conn) Destroy() {
 	}
 	c.c = nil
 	c.lease.Destroy()
+}
+
+// Hijack takes the connection out of the pool and returns it: the pool
+// forgets it, and the caller must close it. Use it for a connection that
+// must be kept, such as one that LISTENs. It panics on a Conn already given
+// back or hijacked, as pgxpool's does, and on one lent by a With, which
+// still holds it.
+func (c *Conn) Hijack() *pgx.Conn {
+	if c.c == nil {
+		panic("cannot hijack already released or hijacked connection")
+	}
+	pc, err := c.lease.Hijack()
+	if err != nil {
+		panic("pgpool: cannot hijack the connection: " + err.Error())
+	}
+	c.c = nil
+	return pc.Conn
 }
 
 // Conn returns the underlying connection, for what this type does not

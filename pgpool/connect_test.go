@@ -99,14 +99,14 @@ func TestPostgresRotatePassword(t *testing.T) {
 		cc.Password = *password.Load()
 		return nil
 	}
-	cfg.Pool.MaxObjects = 4
+	cfg.MaxConns = 4
 	cfg.Pool.Logger = testLogger(t)
-	p, err := NewWithConfig(cfg)
+	p, err := NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if err := p.Close(ctx); err != nil {
+		if err := p.Shutdown(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	}()
@@ -125,7 +125,7 @@ func TestPostgresRotatePassword(t *testing.T) {
 			c := p.Config()
 			c.ConnConfig.Password, c.ConnConfig.User = "wrong", "nobody"
 			c.ConnConfig.RuntimeParams["application_name"] = "scribbled"
-			c.Pool.MaxObjects = 1
+			c.MaxConns = 1
 			cfg.ConnConfig.Password, cfg.ConnConfig.User = "wrong", "nobody"
 			runtime.Gosched()
 		}
@@ -139,9 +139,7 @@ func TestPostgresRotatePassword(t *testing.T) {
 		// this test, by letting such connects finish first.
 		testenv.Eventually(t, 30*time.Second, "the last round's connects to finish", func() bool { return p.Stats().Creating == 0 })
 		rotate(fmt.Sprintf("password-%d", round))
-		if err := p.Reload(ctx); err != nil {
-			t.Fatal(err)
-		}
+		p.Reset()
 		// More callers than connections: the pool connects four at once,
 		// each with this round's password.
 		before := connects.Load()
@@ -163,9 +161,9 @@ func TestPostgresRotatePassword(t *testing.T) {
 	scribbler.Wait()
 
 	c := p.Config()
-	if c.ConnConfig.User != role || c.ConnConfig.Password != "" || c.Pool.MaxObjects != 4 || c.ConnConfig.RuntimeParams["application_name"] == "scribbled" {
-		t.Errorf("Config after the caller changed copies: user %q, password %q, MaxObjects %d, application_name %q; want %s, empty, 4 and unset",
-			c.ConnConfig.User, c.ConnConfig.Password, c.Pool.MaxObjects, c.ConnConfig.RuntimeParams["application_name"], role)
+	if c.ConnConfig.User != role || c.ConnConfig.Password != "" || c.MaxConns != 4 || c.ConnConfig.RuntimeParams["application_name"] == "scribbled" {
+		t.Errorf("Config after the caller changed copies: user %q, password %q, MaxConns %d, application_name %q; want %s, empty, 4 and unset",
+			c.ConnConfig.User, c.ConnConfig.Password, c.MaxConns, c.ConnConfig.RuntimeParams["application_name"], role)
 	}
 	if st := p.Stats(); st.CreateErrors != 0 {
 		t.Errorf("create errors: %d, want 0", st.CreateErrors)
@@ -184,6 +182,6 @@ func TestPostgresBeforeConnectError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := p.Ping(ctx); !errors.Is(err, refuse) {
-		t.Errorf("Ping: %v, want a create error wrapping BeforeConnect's", err)
+		t.Errorf("Ping: %v, want BeforeConnect's error", err)
 	}
 }

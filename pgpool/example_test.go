@@ -13,11 +13,11 @@ import (
 func Example() {
 	ctx := context.Background()
 	// Such as "postgres://app@127.0.0.1:5432/app?pool_max_conns=16&connect_timeout=5".
-	pool, err := pgpool.New(os.Getenv("ACTORPOOL_POSTGRES"))
+	pool, err := pgpool.New(ctx, os.Getenv("ACTORPOOL_POSTGRES"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer pool.Close(ctx)
+	defer pool.Close()
 
 	var sum int
 	if err := pool.QueryRow(ctx, "SELECT $1::int + $2::int", 40, 2).Scan(&sum); err != nil {
@@ -40,11 +40,11 @@ func Example() {
 // Rollback.
 func ExamplePool_Begin() {
 	ctx := context.Background()
-	pool, err := pgpool.New(os.Getenv("ACTORPOOL_POSTGRES"))
+	pool, err := pgpool.New(ctx, os.Getenv("ACTORPOOL_POSTGRES"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer pool.Close(ctx)
+	defer pool.Close()
 
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -72,11 +72,11 @@ func ExamplePool_Begin() {
 // transaction would be closed, not reused; this one is given back clean.
 func ExamplePool_Acquire() {
 	ctx := context.Background()
-	pool, err := pgpool.New(os.Getenv("ACTORPOOL_POSTGRES"))
+	pool, err := pgpool.New(ctx, os.Getenv("ACTORPOOL_POSTGRES"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer pool.Close(ctx)
+	defer pool.Close()
 
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -98,11 +98,11 @@ func ExamplePool_Acquire() {
 // and so inside its transaction.
 func ExamplePool_With() {
 	ctx := context.Background()
-	pool, err := pgpool.New(os.Getenv("ACTORPOOL_POSTGRES"))
+	pool, err := pgpool.New(ctx, os.Getenv("ACTORPOOL_POSTGRES"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer pool.Close(ctx)
+	defer pool.Close()
 
 	// appName knows nothing of transactions: it takes a context.
 	appName := func(ctx context.Context) string {

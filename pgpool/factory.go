@@ -2,8 +2,10 @@ package pgpool
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/actorpool/actorpool"
@@ -11,16 +13,45 @@ import (
 )
 
 // closeTimeout bounds the goodbye (a Terminate message) sent to the server
-// when a connection is destroyed; a server that does not take it is cut
-// off.
-const closeTimeout = 5 * time.Second
+// when a connection is closed, as pgxpool bounds it; a server that does not
+// take it is cut off.
+const closeTimeout = 15 * time.Second
+
+// A pooledConn is a connection as the pool holds it.
+type pooledConn struct {
+	*pgx.Conn
+
+	// seen is the tick of the pool's clock at which the pool last looked
+	// at the connection's socket (see checkIdle).
+	seen atomic.Uint32
+
+	// idleSince is when the connection was made or last given back, in
+	// Unix nanoseconds, kept only when Config.ShouldPing is set, which is
+	// told how long the connection sat idle.
+	idleSince atomic.Int64
+
+	// use says whether the pool's health check is pinging the connection,
+	// so that a Destroy that comes meanwhile leaves the connection to the
+	// ping's goroutine (see factory.Destroy).
+	use atomic.Int32
+}
+
+// The values of pooledConn.use.
+const (
+	connHeld      int32 = iota // by the pool, or by whoever it lent it to
+	connTesting                // the health check is pinging it
+	connAbandoned              // destroyed while the ping ran: the ping's goroutine closes it
+)
 
 // factory makes, checks and closes the pool's connections.
 type factory struct {
 	cc            *pgx.ConnConfig // the pool's own copy, never changed
-	beforeConnect func(ctx context.Context, cc *pgx.ConnConfig) error
-	afterConnect  func(ctx context.Context, conn *pgx.Conn) error
+	beforeConnect func(context.Context, *pgx.ConnConfig) error
+	afterConnect  func(context.Context, *pgx.Conn) error
+	beforeClose   func(*pgx.Conn)
+	values        context.Context // New's context, whose values connects see
 	clock         *clock
+	trackIdle     bool // keep pooledConn.idleSince, for ShouldPing
 }
 
 // The pool finds Validate and Test through these interfaces: a change of
@@ -30,37 +61,72 @@ var (
 	_ actorpool.Tester[*pooledConn]    = (*factory)(nil)
 )
 
-// Create connects, bounded by ctx: the pool's CreateTimeout is the connect
-// timeout.
+// Create connects, bounded by ctx: the pool's CreateTimeout. The hooks see
+// the values of the context New was given, as pgxpool's first connects do.
 func (f *factory) Create(ctx context.Context) (*pooledConn, error) {
+	ctx = valuesFrom{ctx, f.values}
 	cc := f.cc
 	if f.beforeConnect != nil {
 		cc = f.cc.Copy()
 		if err := f.beforeConnect(ctx, cc); err != nil {
-			return nil, fmt.Errorf("pgpool: BeforeConnect: %w", err)
+			return nil, err
 		}
 	}
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, err
 	}
-	c := &pooledConn{Conn: conn}
-	c.seen.Store(f.clock.now.Load())
 	if f.afterConnect != nil {
 		if err := f.afterConnect(ctx, conn); err != nil {
-			f.Destroy(c)
-			return nil, fmt.Errorf("pgpool: AfterConnect: %w", err)
+			conn.Close(ctx)
+			return nil, err
 		}
+	}
+	c := &pooledConn{Conn: conn}
+	c.seen.Store(f.clock.now.Load())
+	if f.trackIdle {
+		c.idleSince.Store(time.Now().UnixNano())
 	}
 	return c, nil
 }
 
-// Destroy closes the connection. If a transaction was open on it, the
+// Destroy closes the connection; if a transaction was open on it, the
 // server rolls it back.
+//
+// The pool destroys a connection whose health check ping outlived
+// TestTimeout while the ping still runs on another goroutine, and a
+// pgx.Conn must not be used by two goroutines at once. Destroy then only
+// closes the socket, which is safe from any goroutine and makes the ping
+// fail at once; the ping's goroutine says goodbye and closes the
+// connection when the ping returns (Test).
 func (f *factory) Destroy(c *pooledConn) {
+	if c.use.CompareAndSwap(connTesting, connAbandoned) {
+		cutSocket(c)
+		return
+	}
+	f.close(c)
+}
+
+// close runs BeforeClose and closes the connection, bounded by
+// closeTimeout.
+func (f *factory) close(c *pooledConn) {
+	if f.beforeClose != nil {
+		f.beforeClose(c.Conn)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	c.Close(ctx)
+}
+
+// cutSocket closes the connection's socket, under TLS too: closing a
+// tls.Conn would send an alert, which could wait behind the write that is
+// stuck.
+func cutSocket(c *pooledConn) {
+	nc := c.PgConn().Conn()
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	nc.Close()
 }
 
 var (
@@ -82,6 +148,15 @@ var (
 // case, and a new one costs a connect made off that path. pgxpool does the
 // same.
 func (f *factory) Validate(c *pooledConn) error {
+	if err := fitForReuse(c); err != nil {
+		return err
+	}
+	return f.checkIdle(c)
+}
+
+// fitForReuse reports, from memory, why a connection given back cannot be
+// lent again: closed, busy, or inside a transaction.
+func fitForReuse(c *pooledConn) error {
 	pc := c.PgConn()
 	switch {
 	case pc.IsClosed():
@@ -92,13 +167,39 @@ func (f *factory) Validate(c *pooledConn) error {
 	if s := pc.TxStatus(); s != 'I' {
 		return fmt.Errorf("pgpool: connection given back inside a transaction (status %c), not reused", s)
 	}
-	return f.checkIdle(c)
+	return nil
 }
 
-// Test pings the server.
+// Test pings the server, for the health check. If the pool destroyed the
+// connection meanwhile, because the ping outlived TestTimeout, Destroy has
+// cut its socket and left the rest to Test: it closes the connection
+// here, now that no one else uses it.
 func (f *factory) Test(ctx context.Context, c *pooledConn) error {
-	if err := c.Ping(ctx); err != nil {
+	c.use.Store(connTesting)
+	err := c.Ping(ctx)
+	if !c.use.CompareAndSwap(connTesting, connHeld) {
+		f.close(c)
+	}
+	if err != nil {
 		return fmt.Errorf("pgpool: ping: %w", err)
 	}
 	return nil
+}
+
+// valuesFrom is a context whose values are those of values, then of the
+// Context it embeds, and whose deadline and cancellation are the embedded
+// one's: a connect made for the pool sees the values of New's context,
+// with its own timeout.
+type valuesFrom struct {
+	context.Context
+	values context.Context
+}
+
+func (c valuesFrom) Value(key any) any {
+	if c.values != nil {
+		if v := c.values.Value(key); v != nil {
+			return v
+		}
+	}
+	return c.Context.Value(key)
 }

@@ -35,7 +35,7 @@ var faults = testenv.FaultSuite[*Pool, *Conn]{
 	},
 	Open: func(t testing.TB, dsn, name string, tune func(*actorpool.Config), dial testenv.DialFunc) *Pool {
 		return newPGPool(t, dsn, name, func(c *Config) {
-			tune(&c.Pool)
+			tuneAs(c, tune)
 			if dial != nil {
 				c.ConnConfig.DialFunc = pgconn.DialFunc(dial)
 			}
@@ -49,6 +49,22 @@ var faults = testenv.FaultSuite[*Pool, *Conn]{
 		_, err := p.Exec(ctx, "SELECT pg_sleep(2)")
 		return err
 	},
+}
+
+// tuneAs sets c as tune sets an actorpool.Config: the settings pgxpool has
+// fields for through those fields, the rest in c.Pool.
+func tuneAs(c *Config, tune func(*actorpool.Config)) {
+	a := c.Pool
+	tune(&a)
+	if a.MaxObjects != 0 {
+		c.MaxConns = int32(a.MaxObjects)
+	}
+	c.MinIdleConns = int32(a.MinIdle)
+	if a.ValidationInterval != 0 {
+		c.HealthCheckPeriod = a.ValidationInterval
+	}
+	a.MaxObjects, a.MinIdle, a.ValidationInterval = 0, 0, 0
+	c.Pool = a
 }
 
 // pgAdmin looks at and ends sessions by their application_name.
@@ -95,7 +111,7 @@ func TestFaultTerminateIdle(t *testing.T) {
 			u.RawQuery = q.Encode()
 			name := testName()
 			const n, killed = 5, 3
-			p := newPGPoolStill(t, u.String(), name, func(c *Config) { c.Pool.MaxObjects, c.Pool.MinIdle = n, n })
+			p := newPGPoolStill(t, u.String(), name, func(c *Config) { c.MaxConns, c.MinIdleConns = n, n })
 			adm := admin(t, dsn)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -138,7 +154,7 @@ func TestFaultRestartIdle(t *testing.T) {
 	srv := testenv.PrivatePostgres(t)
 	testenv.CheckGoroutines(t)
 	const n = 4
-	p := newPGPoolStill(t, srv.DSN(), testName(), func(c *Config) { c.Pool.MaxObjects, c.Pool.MinIdle = n, n })
+	p := newPGPoolStill(t, srv.DSN(), testName(), func(c *Config) { c.MaxConns, c.MinIdleConns = n, n })
 	testenv.Eventually(t, 20*time.Second, "MinIdle connections", func() bool { return p.Stats().Idle == n })
 	srv.Stop()
 	srv.Start()

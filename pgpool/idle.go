@@ -4,19 +4,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/actorpool/actorpool/internal/sockpeek"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// A pooledConn is a connection as the pool holds it: the pgx connection,
-// and the tick of the pool's clock at which the pool last looked at it.
-type pooledConn struct {
-	*pgx.Conn
-	seen atomic.Uint32
-}
 
 var (
 	errServerError = errors.New("pgpool: the server sent an error to an idle connection: it ended the session (a restart, pg_terminate_backend, an idle timeout)")

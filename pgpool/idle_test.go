@@ -46,7 +46,7 @@ func TestPostgresIdleCheck(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	testenv.CheckGoroutines(t)
 	name := testName()
-	p := newPGPoolStill(t, dsn, name, func(c *Config) { c.Pool.MaxObjects = 1 })
+	p := newPGPoolStill(t, dsn, name, func(c *Config) { c.MaxConns = 1 })
 	adm := admin(t, dsn)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -82,7 +82,7 @@ func TestPostgresIdleCheckKeepsNotification(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	testenv.CheckGoroutines(t)
 	channel := testName()
-	p := newPGPoolStill(t, dsn, testName(), func(c *Config) { c.Pool.MaxObjects = 1 })
+	p := newPGPoolStill(t, dsn, testName(), func(c *Config) { c.MaxConns = 1 })
 	adm := admin(t, dsn)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -129,12 +129,12 @@ func BenchmarkPostgresTakeGiveBack(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.Pool.MaxObjects, cfg.Pool.MinIdle = 4, 4
-	p, err := NewWithConfig(cfg)
+	cfg.MaxConns, cfg.MinIdleConns = 4, 4
+	p, err := NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer p.Close(context.Background())
+	defer p.Close()
 	ctx := context.Background()
 	testenv.Eventually(b, 20*time.Second, "MinIdle connections", func() bool { return p.Stats().Idle == 4 })
 	b.Run("goroutines=1", func(b *testing.B) {

@@ -2,10 +2,10 @@ package pgpool
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/actorpool/actorpool"
-	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -14,117 +14,130 @@ import (
 // for use by many goroutines.
 type Pool struct {
 	pool  *actorpool.Pool[*pooledConn]
-	cfg   Config
+	cfg   *Config // a copy of the Config it was made with, as given
 	clock *clock
+
+	maxConns      int
+	prepare       func(context.Context, *pgx.Conn) (bool, error)
+	shouldPing    func(context.Context, ShouldPingParams) bool
+	afterRelease  func(*pgx.Conn) bool
+	trackIdle     bool
+	acquireTracer AcquireTracer
+	releaseTracer ReleaseTracer
 }
 
-// New returns a pool for the connection string, as ParseConfig reads it.
-// It does not connect until a connection is asked for, except for
-// pool_min_idle_conns connections, opened at once in the background: New
-// does not fail when the server is down.
-func New(connString string) (*Pool, error) {
+// ShouldPingParams is what Config.ShouldPing is told of a connection taken
+// from the idle ones.
+type ShouldPingParams struct {
+	Conn         *pgx.Conn
+	IdleDuration time.Duration
+}
+
+// New returns a pool for the connection string, as ParseConfig reads it;
+// see NewWithConfig.
+func New(ctx context.Context, connString string) (*Pool, error) {
 	cfg, err := ParseConfig(connString)
 	if err != nil {
 		return nil, err
 	}
-	return NewWithConfig(cfg)
+	return NewWithConfig(ctx, cfg)
 }
 
-// NewWithConfig returns a pool configured by cfg. The pool keeps a copy
-// of cfg and of its ConnConfig: changing them afterwards changes nothing;
-// Config.BeforeConnect is how each connect gets what changes, such as a
-// rotated password.
-func NewWithConfig(cfg *Config) (*Pool, error) { return newPool(cfg, idleTick) }
+// NewWithConfig returns a pool configured by cfg, which must have been
+// made by ParseConfig. It does not connect, except for the connections
+// MinConns and MinIdleConns ask for, opened in the background; it does
+// not fail when the server is down. Connects see the values of ctx, but
+// not its deadline or cancellation.
+//
+// The pool keeps a copy of cfg and of its ConnConfig: changing them
+// afterwards changes nothing; Config.BeforeConnect is how each connect
+// gets what changes, such as a rotated password.
+func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
+	return newPool(ctx, cfg, idleTick)
+}
+
+var errNotParsed = errors.New("pgpool: the Config was not made by ParseConfig, which sets its defaults: make it with ParseConfig and change it after")
 
 // newPool is NewWithConfig with the period of the pool's clock; zero
 // makes a clock that only a test ticks.
-func newPool(cfg *Config, tick time.Duration) (*Pool, error) {
-	c, err := cfg.withDefaults()
+func newPool(ctx context.Context, cfg *Config, tick time.Duration) (*Pool, error) {
+	if cfg == nil || !cfg.createdByParseConfig || cfg.ConnConfig == nil {
+		return nil, errNotParsed
+	}
+	cfg = cfg.Copy()
+	pc, err := cfg.poolConfig()
 	if err != nil {
 		return nil, err
 	}
-	c.ConnConfig = c.ConnConfig.Copy()
-	clk := newClock(tick)
-	f := &factory{cc: c.ConnConfig, beforeConnect: c.BeforeConnect, afterConnect: c.AfterConnect, clock: clk}
-	p, err := actorpool.New[*pooledConn](f, c.Pool)
+	p := &Pool{
+		cfg:          cfg,
+		maxConns:     pc.MaxObjects,
+		prepare:      cfg.PrepareConn,
+		shouldPing:   cfg.ShouldPing,
+		afterRelease: cfg.AfterRelease,
+		trackIdle:    cfg.ShouldPing != nil,
+	}
+	if p.prepare == nil && cfg.BeforeAcquire != nil {
+		before := cfg.BeforeAcquire
+		p.prepare = func(ctx context.Context, c *pgx.Conn) (bool, error) { return before(ctx, c), nil }
+	}
+	p.acquireTracer, _ = cfg.ConnConfig.Tracer.(AcquireTracer)
+	p.releaseTracer, _ = cfg.ConnConfig.Tracer.(ReleaseTracer)
+	p.clock = newClock(tick)
+	f := &factory{
+		cc:            cfg.ConnConfig.Copy(),
+		beforeConnect: cfg.BeforeConnect,
+		afterConnect:  cfg.AfterConnect,
+		beforeClose:   cfg.BeforeClose,
+		values:        ctx,
+		clock:         p.clock,
+		trackIdle:     p.trackIdle,
+	}
+	p.pool, err = actorpool.New[*pooledConn](f, pc)
 	if err != nil {
-		clk.close()
+		p.clock.close()
 		return nil, err
 	}
-	return &Pool{pool: p, cfg: c, clock: clk}, nil
-}
-
-// Acquire takes a connection from the pool, waiting until one is free or
-// ctx ends, for several statements on one connection. The caller must give
-// it back with Conn.Release.
-//
-// It fails with actorpool.ErrClosed, actorpool.ErrPoolExhausted, an
-// *actorpool.CreateError when connecting failed, or an
-// *actorpool.WaitError when ctx ended first; errors.Is(err,
-// context.DeadlineExceeded) reports the last.
-func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
-	l, err := p.pool.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &Conn{lease: l, c: l.Value()}, nil
-}
-
-// AcquireFunc takes a connection, calls f with it, and gives it back, even
-// when f panics.
-func (p *Pool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
-	c, err := p.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Release()
-	return f(c)
-}
-
-// With takes a connection, calls fn with it, and gives it back, even when
-// fn panics. The pool's methods called with the context fn receives use
-// the same connection — a With, Acquire, Exec or Query nested in fn runs
-// on it — so code that takes a context need not know whether it runs
-// inside a transaction begun on that connection.
-func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, c *Conn) error) error {
-	return adapter.With(ctx, p.pool, p.Acquire, fn)
+	return p, nil
 }
 
 // Exec runs sql on a connection from the pool.
 func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	l, err := p.pool.Acquire(ctx)
+	l, err := p.take(ctx)
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	defer l.Release()
+	defer p.give(l)
 	return l.Value().Exec(ctx, sql, args...)
 }
 
 // Query runs sql on a connection from the pool. The connection goes back
 // to the pool when the rows are closed, read to the end, or a Scan or
-// Values on them fails, which closes them.
+// Values on them fails, which closes them. When the query fails, or gets
+// no connection, the rows returned are not nil: they carry the error, so
+// that pgx.CollectRows and rows.Err report it.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	l, err := p.pool.Acquire(ctx)
+	l, err := p.take(ctx)
 	if err != nil {
-		return nil, err
+		return errRows{err}, err
 	}
 	rows, err := l.Value().Query(ctx, sql, args...)
 	if err != nil {
-		l.Release()
-		return nil, err
+		p.give(l)
+		return errRows{err}, err
 	}
-	return &poolRows{Rows: rows, lease: l}, nil
+	return &poolRows{Rows: rows, p: p, lease: l}, nil
 }
 
 // QueryRow runs sql on a connection from the pool. The connection goes
 // back to the pool when the row is scanned, even if a destination's
 // scanner panics; an error taking it is returned by Scan.
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	l, err := p.pool.Acquire(ctx)
+	l, err := p.take(ctx)
 	if err != nil {
 		return errRow{err}
 	}
-	return &poolRow{row: l.Value().QueryRow(ctx, sql, args...), lease: l}
+	return &poolRow{row: l.Value().QueryRow(ctx, sql, args...), p: p, lease: l}
 }
 
 // SendBatch sends the batch's queries on a connection from the pool. The
@@ -133,13 +146,13 @@ func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 // the transaction that BatchResults.Tx returns is committed or rolled
 // back.
 func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	l, err := p.pool.Acquire(ctx)
+	l, err := p.take(ctx)
 	if err != nil {
 		return pgx.FailedBatchResults(b, err)
 	}
-	br := &poolBatchResults{BatchResults: l.Value().SendBatch(ctx, b), lease: l}
+	br := &poolBatchResults{BatchResults: l.Value().SendBatch(ctx, b), p: p, lease: l}
 	if tx := br.BatchResults.Tx(); tx != nil {
-		br.tx = &poolTx{Tx: tx, lease: l}
+		br.tx = &Tx{t: tx, p: p, lease: l}
 	}
 	return br
 }
@@ -147,70 +160,80 @@ func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 // CopyFrom copies rows into a table with the COPY protocol, on a
 // connection from the pool.
 func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	l, err := p.pool.Acquire(ctx)
+	l, err := p.take(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Release()
+	defer p.give(l)
 	return l.Value().CopyFrom(ctx, table, columns, src)
 }
 
-// Begin starts a transaction on a connection from the pool. The connection
-// goes back to the pool when the transaction is committed or rolled back.
+// Begin starts a transaction on a connection from the pool, as a *Tx. The
+// connection goes back to the pool when the transaction is committed or
+// rolled back. ctx bounds the BEGIN only: the transaction is not rolled
+// back when ctx ends.
 func (p *Pool) Begin(ctx context.Context) (pgx.Tx, error) {
 	return p.BeginTx(ctx, pgx.TxOptions{})
 }
 
-// BeginTx starts a transaction with opts on a connection from the pool.
-// The connection goes back to the pool when the transaction is committed
-// or rolled back.
+// BeginTx starts a transaction with opts on a connection from the pool,
+// as Begin does.
 func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	l, err := p.pool.Acquire(ctx)
+	l, err := p.take(ctx)
 	if err != nil {
 		return nil, err
 	}
 	tx, err := l.Value().BeginTx(ctx, opts)
 	if err != nil {
-		l.Release()
+		p.give(l)
 		return nil, err
 	}
-	return &poolTx{Tx: tx, lease: l}, nil
+	return &Tx{t: tx, p: p, lease: l}, nil
 }
 
 // Ping takes a connection and pings the server on it.
 func (p *Pool) Ping(ctx context.Context) error {
-	l, err := p.pool.Acquire(ctx)
+	l, err := p.take(ctx)
 	if err != nil {
 		return err
 	}
-	defer l.Release()
+	defer p.give(l)
 	return l.Value().Ping(ctx)
 }
 
 // Close closes the pool: takes fail from now on, idle connections are
 // closed at once and connections in use when they are given back. It
-// waits for them until ctx ends; see actorpool.Pool.Close.
-func (p *Pool) Close(ctx context.Context) error {
+// waits for them all, however long they are held; Shutdown waits only
+// until a context ends. A second call waits the same way.
+func (p *Pool) Close() {
+	p.pool.Close(context.Background())
+	p.clock.close()
+}
+
+// Shutdown is Close, waiting only until ctx ends for connections still in
+// use: it then returns an error saying how many are out, and each is
+// closed when given back. No goroutine of the pool is left once they are.
+func (p *Pool) Shutdown(ctx context.Context) error {
 	err := p.pool.Close(ctx)
 	p.clock.close()
 	return err
 }
 
-// Reload replaces every connection: idle ones now, ones in use when they
-// are given back. Use it after the server failed over, or after rotating
-// credentials to have every session log in again: the connects that
-// follow get what Config.BeforeConnect gives them then. (A session already
-// open outlives a change of its role's password on the server.)
-func (p *Pool) Reload(ctx context.Context) error { return p.pool.Reload(ctx) }
+// Reset closes every connection, and leaves the pool open: idle
+// connections now, connections in use when they are given back. Use it
+// after the server failed over, or after rotating credentials to have
+// every session log in again: the connects that follow get what
+// Config.BeforeConnect gives them then.
+func (p *Pool) Reset() {
+	p.pool.Reload(context.Background())
+}
 
-// Stats returns the pool's gauges and counters.
+// Stat returns the pool's gauges and counters, as pgxpool's Stat does.
+func (p *Pool) Stat() *Stat { return &Stat{s: p.pool.Stats()} }
+
+// Stats returns every gauge and counter of the pool: wait and create
+// errors, destroys by cause, leaks, and what Stat returns.
 func (p *Pool) Stats() actorpool.Stats { return p.pool.Stats() }
 
-// Config returns a copy of the pool's configuration, with defaults filled
-// in; its ConnConfig is a copy too (pgx.ConnConfig.Copy), so changing it
-// changes nothing in the pool.
-func (p *Pool) Config() *Config {
-	c := p.cfg
-	c.ConnConfig = p.cfg.ConnConfig.Copy()
-	return &c
-}
+// Config returns a copy of the Config the pool was made with.
+func (p *Pool) Config() *Config { return p.cfg.Copy() }

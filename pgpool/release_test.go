@@ -40,7 +40,7 @@ func checkFree(t *testing.T, p *Pool) {
 func TestPostgresQueryRowPanic(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	testenv.CheckGoroutines(t)
-	p := newPGPool(t, dsn, testName(), func(c *Config) { c.Pool.MaxObjects = 1 })
+	p := newPGPool(t, dsn, testName(), func(c *Config) { c.MaxConns = 1 })
 	func() {
 		defer func() {
 			if v := recover(); v != errScannerPanic {
@@ -93,7 +93,7 @@ func TestPostgresRowsErrorGivesBack(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			testenv.CheckGoroutines(t)
 			p := newPGPool(t, dsn, testName(), func(c *Config) {
-				c.Pool.MaxObjects = 1
+				c.MaxConns = 1
 				c.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 					conn.TypeMap().RegisterType(&pgtype.Type{Name: "int4", OID: pgtype.Int4OID, Codec: failingInt4{}})
 					return nil

@@ -49,14 +49,26 @@ func newPostgresBackend(ctx context.Context, dsn string, reqCfg, auditCfg actorp
 	return b, nil
 }
 
-// pool returns a pool of connections to the server, of cfg's shape.
+// pool returns a pool of connections to the server, of cfg's shape: the
+// settings pgxpool has fields for go to those fields, the rest to
+// pgpool.Config.Pool.
 func (b *postgresBackend) pool(cfg actorpool.Config) (*pgpool.Pool, error) {
 	pc, err := pgpool.ParseConfig(b.dsn)
 	if err != nil {
 		return nil, err
 	}
+	pc.MaxConns = int32(cfg.MaxObjects)
+	pc.MinConns = int32(cfg.MinObjects)
+	pc.MinIdleConns = int32(cfg.MinIdle)
+	pc.MaxConnIdleTime = cfg.MaxIdleTime
+	pc.MaxConnLifetime = cfg.MaxLifetime
+	pc.PingTimeout = cfg.TestTimeout
+	pc.HealthCheckPeriod = cfg.ValidationInterval
+	cfg.MaxObjects, cfg.MinObjects, cfg.MinIdle = 0, 0, 0
+	cfg.MaxIdleTime, cfg.MaxLifetime, cfg.LifetimeJitter = 0, 0, 0
+	cfg.TestTimeout, cfg.ValidationInterval = 0, 0
 	pc.Pool = cfg
-	return pgpool.NewWithConfig(pc)
+	return pgpool.NewWithConfig(context.Background(), pc)
 }
 
 func (b *postgresBackend) setup(ctx context.Context) error {
@@ -132,10 +144,10 @@ func (b *postgresBackend) close(ctx context.Context) error {
 		}
 	}
 	if b.requests != nil {
-		errs = append(errs, b.requests.Close(ctx))
+		errs = append(errs, b.requests.Shutdown(ctx))
 	}
 	if b.audits != nil {
-		errs = append(errs, b.audits.Close(ctx))
+		errs = append(errs, b.audits.Shutdown(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -271,12 +271,12 @@ func TestPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Pool.MaxObjects = 8
-	pool, err := pgpool.NewWithConfig(cfg)
+	cfg.MaxConns = int32(8)
+	pool, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close(ctx)
+	defer pool.Close()
 	schema := fmt.Sprintf("pgmetrics_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
 	if _, _, err := pgactor.Migrate(ctx, pool, schema); err != nil {
 		t.Fatal(err)

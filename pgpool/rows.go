@@ -1,18 +1,20 @@
 package pgpool
 
 import (
-	"context"
-
 	"github.com/actorpool/actorpool"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // The types here wrap what the pool's one-call methods return, to give the
-// connection back when the caller is done with it.
+// connection back when the caller is done with it, or to carry the error
+// of a take that got no connection.
 
 // poolRows gives its connection back when closed or read to the end.
 type poolRows struct {
 	pgx.Rows
+	p        *Pool
 	lease    actorpool.Lease[*pooledConn]
 	released bool
 }
@@ -20,7 +22,7 @@ type poolRows struct {
 func (r *poolRows) release() {
 	if !r.released {
 		r.released = true
-		r.lease.Release()
+		r.p.give(r.lease)
 	}
 }
 
@@ -62,12 +64,30 @@ func (r *poolRows) Values() ([]any, error) {
 	return v, err
 }
 
-// Conn returns nil: the connection belongs to the pool.
-func (r *poolRows) Conn() *pgx.Conn { return nil }
+// errRows are the rows of a query that failed, or got no connection: they
+// carry its error, so that the idiom of pgx's documentation,
+//
+//	rows, _ := pool.Query(ctx, sql)
+//	nums, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+//
+// reports it rather than panicking on nil rows.
+type errRows struct{ err error }
+
+func (errRows) Close()                                       {}
+func (r errRows) Err() error                                 { return r.err }
+func (errRows) CommandTag() pgconn.CommandTag                { return pgconn.CommandTag{} }
+func (errRows) FieldDescriptions() []pgconn.FieldDescription { return nil }
+func (errRows) Next() bool                                   { return false }
+func (r errRows) Scan(...any) error                          { return r.err }
+func (r errRows) Values() ([]any, error)                     { return nil, r.err }
+func (errRows) RawValues() [][]byte                          { return nil }
+func (errRows) Conn() *pgx.Conn                              { return nil }
+func (errRows) TypeMap() *pgtype.Map                         { return nil }
 
 // poolRow gives its connection back when scanned.
 type poolRow struct {
 	row   pgx.Row
+	p     *Pool
 	lease actorpool.Lease[*pooledConn]
 }
 
@@ -75,7 +95,7 @@ type poolRow struct {
 // destination's scanner panics: the connection, its result unread, is then
 // closed by the pool, and the panic goes on.
 func (r *poolRow) Scan(dest ...any) error {
-	defer r.lease.Release()
+	defer r.p.give(r.lease)
 	return r.row.Scan(dest...)
 }
 
@@ -88,8 +108,9 @@ func (r errRow) Scan(...any) error { return r.err }
 // batch began a transaction: then the transaction gives it back.
 type poolBatchResults struct {
 	pgx.BatchResults
+	p        *Pool
 	lease    actorpool.Lease[*pooledConn]
-	tx       *poolTx // the batch's transaction, if it began one
+	tx       *Tx // the batch's transaction, if it began one
 	released bool
 }
 
@@ -97,7 +118,7 @@ func (b *poolBatchResults) Close() error {
 	err := b.BatchResults.Close()
 	if b.tx == nil && !b.released {
 		b.released = true
-		b.lease.Release()
+		b.p.give(b.lease)
 	}
 	return err
 }
@@ -107,30 +128,4 @@ func (b *poolBatchResults) Tx() pgx.Tx {
 		return nil
 	}
 	return b.tx
-}
-
-// poolTx gives its connection back when committed or rolled back.
-type poolTx struct {
-	pgx.Tx
-	lease    actorpool.Lease[*pooledConn]
-	released bool
-}
-
-func (tx *poolTx) release() {
-	if !tx.released {
-		tx.released = true
-		tx.lease.Release()
-	}
-}
-
-func (tx *poolTx) Commit(ctx context.Context) error {
-	err := tx.Tx.Commit(ctx)
-	tx.release()
-	return err
-}
-
-func (tx *poolTx) Rollback(ctx context.Context) error {
-	err := tx.Tx.Rollback(ctx)
-	tx.release()
-	return err
 }

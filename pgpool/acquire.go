@@ -1,0 +1,233 @@
+package pgpool
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/actorpool/actorpool"
+	"github.com/jackc/pgx/v5"
+)
+
+// Taking a connection and giving it back, with pgxpool's hooks around the
+// actorpool lease: the acquire tracer, ShouldPing with its ping,
+// PrepareConn (take); the release tracer and AfterRelease (give). Every way
+// of taking a connection — Acquire, the one-call methods, With — goes
+// through take and give.
+
+// Acquire takes a connection from the pool, waiting until one is free or
+// ctx ends, for several statements on one connection. The caller must give
+// it back with Conn.Release.
+//
+// It fails with ctx's error when ctx ends first, with the connect's error
+// when connecting for it failed, with actorpool.ErrClosed once the pool is
+// closed, and with actorpool.ErrPoolExhausted when Pool.MaxQueueSize
+// takers already wait.
+//
+// On the context of a With callback, it returns that With's connection,
+// whose Release gives nothing back.
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
+	l, err := p.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{p: p, lease: l, c: l.Value()}, nil
+}
+
+// AcquireFunc takes a connection, calls f with it, and gives it back, even
+// when f panics. ctx bounds the take only.
+func (p *Pool) AcquireFunc(ctx context.Context, f func(*Conn) error) error {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return f(c)
+}
+
+// AcquireAllIdle takes every connection idle now, without waiting or
+// connecting, each passed by PrepareConn (a connection it refuses, or that
+// fails it, is closed), for health checks and keep-alives of one's own.
+// Each must be given back with Release.
+func (p *Pool) AcquireAllIdle(ctx context.Context) []*Conn {
+	var conns []*Conn
+	for {
+		l, ok := p.pool.AcquireIdle()
+		if !ok {
+			return conns
+		}
+		if p.prepare != nil {
+			if ok, err := p.prepare(ctx, l.Value().Conn); !ok || err != nil {
+				l.Destroy()
+				continue
+			}
+		}
+		conns = append(conns, &Conn{p: p, lease: l, c: l.Value()})
+	}
+}
+
+// With takes a connection, calls fn with it, and gives it back, even when
+// fn panics. The pool's methods called with the context fn receives use
+// the same connection — a With, Acquire, Exec or Query nested in fn runs
+// on it — so code that takes a context need not know whether it runs
+// inside a transaction begun on that connection.
+func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, c *Conn) error) error {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return fn(c.lease.Bind(ctx), c)
+}
+
+// take is Acquire without the Conn: the one-call methods use the lease
+// alone.
+func (p *Pool) take(ctx context.Context) (l actorpool.Lease[*pooledConn], err error) {
+	if t := p.acquireTracer; t != nil {
+		ctx = t.TraceAcquireStart(ctx, p, TraceAcquireStartData{})
+		defer func() {
+			var conn *pgx.Conn
+			if err == nil {
+				conn = l.Value().Conn
+			}
+			t.TraceAcquireEnd(ctx, p, TraceAcquireEndData{Conn: conn, Err: err})
+		}()
+	}
+	// As pgxpool does: one more try than there are connections, so that
+	// hooks that refuse every connection still see a fresh one.
+	for range p.maxConns + 1 {
+		l, err := p.pool.Acquire(ctx)
+		if err != nil {
+			return l, takeError(ctx, err)
+		}
+		if l.Nested() {
+			return l, nil // a With's connection, prepared when it was taken
+		}
+		pc := l.Value()
+		if p.shouldPing != nil && p.shouldPing(ctx, ShouldPingParams{Conn: pc.Conn, IdleDuration: pc.idleFor()}) {
+			if err := p.ping(ctx, l); err != nil {
+				if ctx.Err() != nil {
+					return actorpool.Lease[*pooledConn]{}, ctx.Err()
+				}
+				continue // the connection was closed: take another
+			}
+		}
+		if p.prepare != nil {
+			ok, err := p.prepare(ctx, pc.Conn)
+			if !ok {
+				l.Destroy()
+			}
+			if err != nil {
+				if ok {
+					p.give(l)
+				}
+				return actorpool.Lease[*pooledConn]{}, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		return l, nil
+	}
+	return actorpool.Lease[*pooledConn]{}, errTooManyAttempts
+}
+
+var errTooManyAttempts = errors.New("pgpool: too many failed attempts acquiring connection; likely bug in PrepareConn, BeforeAcquire, or ShouldPing hook")
+
+// takeError is what a failed take returns, as pgxpool returns it: ctx's
+// own error when it ended, and the connect's own error when connecting
+// failed, not the actorpool errors that wrap them.
+func takeError(ctx context.Context, err error) error {
+	var we *actorpool.WaitError
+	if errors.As(err, &we) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if ce, ok := err.(*actorpool.CreateError); ok && ce.Err != nil {
+		return ce.Err
+	}
+	return err
+}
+
+// pingGrace is how long a ping that ShouldPing asked for may go on after
+// its take gave up, before it is canceled, as pgxpool allows.
+const pingGrace = time.Minute
+
+// ping pings a connection ShouldPing asked about, bounded by ctx's
+// deadline and PingTimeout, and closes it if the ping fails. If ctx ends
+// first, the take gives up at once, but the ping goes on, for up to
+// pingGrace, and the connection goes back to the pool if it answers.
+func (p *Pool) ping(ctx context.Context, l actorpool.Lease[*pooledConn]) error {
+	pingCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	bounded := pingCtx
+	var stops []context.CancelFunc
+	if d, ok := ctx.Deadline(); ok {
+		var stop context.CancelFunc
+		bounded, stop = context.WithDeadline(bounded, d)
+		stops = append(stops, stop)
+	}
+	if p.cfg.PingTimeout > 0 {
+		var stop context.CancelFunc
+		bounded, stop = context.WithTimeout(bounded, p.cfg.PingTimeout)
+		stops = append(stops, stop)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Value().Ping(bounded)
+		for _, stop := range stops {
+			stop()
+		}
+	}()
+	select {
+	case err := <-done:
+		cancel()
+		if err != nil {
+			l.Destroy()
+		}
+		return err
+	case <-ctx.Done():
+		go func() {
+			grace := time.AfterFunc(pingGrace, cancel)
+			err := <-done
+			grace.Stop()
+			cancel()
+			if err != nil {
+				l.Destroy()
+			} else {
+				l.Release()
+			}
+		}()
+		return ctx.Err()
+	}
+}
+
+// idleFor returns how long the connection has been idle, for ShouldPing.
+func (c *pooledConn) idleFor() time.Duration {
+	return time.Duration(time.Now().UnixNano() - c.idleSince.Load())
+}
+
+// give gives a lease back: the release tracer, then AfterRelease, on a
+// goroutine of its own, for a connection fit for reuse.
+func (p *Pool) give(l actorpool.Lease[*pooledConn]) {
+	if l.Nested() {
+		l.Release() // nothing given back: the With gives it
+		return
+	}
+	pc := l.Value()
+	if t := p.releaseTracer; t != nil {
+		t.TraceRelease(p, TraceReleaseData{Conn: pc.Conn})
+	}
+	if p.trackIdle {
+		pc.idleSince.Store(time.Now().UnixNano())
+	}
+	if p.afterRelease == nil || fitForReuse(pc) != nil {
+		l.Release()
+		return
+	}
+	go func() {
+		if p.afterRelease(pc.Conn) {
+			l.Release()
+		} else {
+			l.Destroy()
+		}
+	}()
+}
