@@ -218,13 +218,16 @@ var poolParams = map[string]func(c *Config, v string) error{
 		c.MaxConns = n
 		return err
 	},
-	"pool_min_conns":                func(c *Config, v string) (err error) { c.MinConns, err = parseInt32(v); return err },
-	"pool_min_idle_conns":           func(c *Config, v string) (err error) { c.MinIdleConns, err = parseInt32(v); return err },
-	"pool_max_conn_lifetime":        func(c *Config, v string) (err error) { c.MaxConnLifetime, err = time.ParseDuration(v); return err },
-	"pool_max_conn_lifetime_jitter": func(c *Config, v string) (err error) { c.MaxConnLifetimeJitter, err = time.ParseDuration(v); return err },
-	"pool_max_conn_idle_time":       func(c *Config, v string) (err error) { c.MaxConnIdleTime, err = time.ParseDuration(v); return err },
-	"pool_health_check_period":      func(c *Config, v string) (err error) { c.HealthCheckPeriod, err = time.ParseDuration(v); return err },
-	"pool_ping_timeout":             func(c *Config, v string) (err error) { c.PingTimeout, err = time.ParseDuration(v); return err },
+	"pool_min_conns":         func(c *Config, v string) (err error) { c.MinConns, err = parseInt32(v); return err },
+	"pool_min_idle_conns":    func(c *Config, v string) (err error) { c.MinIdleConns, err = parseInt32(v); return err },
+	"pool_max_conn_lifetime": func(c *Config, v string) (err error) { c.MaxConnLifetime, err = time.ParseDuration(v); return err },
+	"pool_max_conn_lifetime_jitter": func(c *Config, v string) (err error) {
+		c.MaxConnLifetimeJitter, err = time.ParseDuration(v)
+		return err
+	},
+	"pool_max_conn_idle_time":  func(c *Config, v string) (err error) { c.MaxConnIdleTime, err = time.ParseDuration(v); return err },
+	"pool_health_check_period": func(c *Config, v string) (err error) { c.HealthCheckPeriod, err = time.ParseDuration(v); return err },
+	"pool_ping_timeout":        func(c *Config, v string) (err error) { c.PingTimeout, err = time.ParseDuration(v); return err },
 	"pool_max_queue_size": func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		c.Pool.MaxQueueSize = n

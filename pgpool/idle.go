@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-
 var (
 	errServerError = errors.New("pgpool: the server sent an error to an idle connection: it ended the session (a restart, pg_terminate_backend, an idle timeout)")
 	errTLSData     = errors.New("pgpool: the server sent data to an idle TLS connection, which cannot be told from the goodbye of a session it ended")
