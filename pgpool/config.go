@@ -210,34 +210,41 @@ func ParseConfig(connString string) (*Config, error) {
 // poolParams are the connection string parameters that configure the
 // pool, and how each sets its Config field.
 var poolParams = map[string]func(c *Config, v string) error{
-	"pool_max_conns": func(c *Config, v string) error {
-		n, err := parseInt32(v)
-		if err == nil && n < 1 {
-			err = errors.New("pool_max_conns too small: want at least 1")
-		}
-		c.MaxConns = n
-		return err
-	},
-	"pool_min_conns":         func(c *Config, v string) (err error) { c.MinConns, err = parseInt32(v); return err },
-	"pool_min_idle_conns":    func(c *Config, v string) (err error) { c.MinIdleConns, err = parseInt32(v); return err },
-	"pool_max_conn_lifetime": func(c *Config, v string) (err error) { c.MaxConnLifetime, err = time.ParseDuration(v); return err },
-	"pool_max_conn_lifetime_jitter": func(c *Config, v string) (err error) {
-		c.MaxConnLifetimeJitter, err = time.ParseDuration(v)
-		return err
-	},
-	"pool_max_conn_idle_time":  func(c *Config, v string) (err error) { c.MaxConnIdleTime, err = time.ParseDuration(v); return err },
-	"pool_health_check_period": func(c *Config, v string) (err error) { c.HealthCheckPeriod, err = time.ParseDuration(v); return err },
-	"pool_ping_timeout":        func(c *Config, v string) (err error) { c.PingTimeout, err = time.ParseDuration(v); return err },
+	"pool_max_conns":                int32Param(func(c *Config) *int32 { return &c.MaxConns }, 1),
+	"pool_min_conns":                int32Param(func(c *Config) *int32 { return &c.MinConns }, 0),
+	"pool_min_idle_conns":           int32Param(func(c *Config) *int32 { return &c.MinIdleConns }, 0),
+	"pool_max_conn_lifetime":        durationParam(func(c *Config) *time.Duration { return &c.MaxConnLifetime }),
+	"pool_max_conn_lifetime_jitter": durationParam(func(c *Config) *time.Duration { return &c.MaxConnLifetimeJitter }),
+	"pool_max_conn_idle_time":       durationParam(func(c *Config) *time.Duration { return &c.MaxConnIdleTime }),
+	"pool_health_check_period":      durationParam(func(c *Config) *time.Duration { return &c.HealthCheckPeriod }),
+	"pool_ping_timeout":             durationParam(func(c *Config) *time.Duration { return &c.PingTimeout }),
 	"pool_max_queue_size": func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		c.Pool.MaxQueueSize = n
+		n, err := int32Parse(v, 0)
+		c.Pool.MaxQueueSize = int(n)
 		return err
 	},
 }
 
-func parseInt32(v string) (int32, error) {
+func int32Param(field func(*Config) *int32, least int32) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		*field(c), err = int32Parse(v, least)
+		return err
+	}
+}
+
+func int32Parse(v string, least int32) (int32, error) {
 	n, err := strconv.ParseInt(v, 10, 32)
+	if err == nil && n < int64(least) {
+		err = fmt.Errorf("too small: want at least %d", least)
+	}
 	return int32(n), err
+}
+
+func durationParam(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		*field(c), err = time.ParseDuration(v)
+		return err
+	}
 }
 
 func knownParams() string { return strings.Join(sortedKeys(poolParams), ", ") }

@@ -47,7 +47,7 @@ func TestParseConfig(t *testing.T) {
 				t.Errorf("application_name = %q, want app", got)
 			}
 		}, ""},
-		{"zero max conns", "&pool_max_conns=0", nil, "cannot parse pool_max_conns (pool_max_conns too small: want at least 1)"},
+		{"zero max conns", "&pool_max_conns=0", nil, "cannot parse pool_max_conns (too small: want at least 1)"},
 		{"bad duration", "&pool_max_conn_lifetime=soon", nil, "cannot parse pool_max_conn_lifetime"},
 		{"unknown", "&pool_size=3", nil, "unknown pool parameter pool_size: want one of pool_health_check_period, pool_max_conn_idle_time"},
 		{"two errors", "&pool_max_conns=x&pool_size=3", nil, "pool_max_conns"},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -121,6 +122,49 @@ func TestPostgresRowsErrorGivesBack(t *testing.T) {
 			rows.Close() // a late deferred Close does nothing more
 			if st := p.Stats(); st.InUse != 0 || st.Created != 1 || st.Destroyed != 0 {
 				t.Errorf("in use %d, created %d, destroyed %d; want 0, 1 and 0: one connection, given back once and kept", st.InUse, st.Created, st.Destroyed)
+			}
+		})
+	}
+}
+
+// TestQueryErrorRows checks that Query never returns nil rows: rows that
+// failed, or got no connection, carry the error, so that the idiom of
+// pgx's documentation — rows, _ := pool.Query(...) then pgx.CollectRows or
+// rows.Close — reports it instead of panicking, as with pgxpool.
+func TestQueryErrorRows(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	testenv.CheckGoroutines(t)
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	closed := newPGPool(t, dsn, testName(), nil)
+	closed.Close()
+	tests := []struct {
+		name string
+		p    *Pool
+		ctx  context.Context
+		sql  string
+		want error // nil: any error
+	}{
+		{"context ended", newPGPool(t, dsn, testName(), nil), canceled, "SELECT 1", context.Canceled},
+		{"pool closed", closed, context.Background(), "SELECT 1", actorpool.ErrClosed},
+		{"bad SQL", newPGPool(t, dsn, testName(), nil), context.Background(), "SELEKT 1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, qerr := tt.p.Query(tt.ctx, tt.sql)
+			if rows == nil {
+				t.Fatalf("Query returned nil rows (error %v)", qerr)
+			}
+			nums, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+			if err == nil || qerr == nil || err.Error() != qerr.Error() || (tt.want != nil && !errors.Is(err, tt.want)) {
+				t.Errorf("CollectRows = %v, %v; Query's error %v; want the same error, matching %v", nums, err, qerr, tt.want)
+			}
+			if rows.Err() == nil {
+				t.Error("rows.Err() = nil, want the query's error")
+			}
+			rows.Close()
+			if st := tt.p.Stats(); st.InUse != 0 {
+				t.Errorf("%d connections in use after a failed Query", st.InUse)
 			}
 		})
 	}
