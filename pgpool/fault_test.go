@@ -2,6 +2,7 @@ package pgpool
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strconv"
 	"sync"
@@ -44,6 +45,10 @@ var faults = testenv.FaultSuite[*Pool, *Conn]{
 	Admin: func(t testing.TB, dsn string) testenv.FaultAdmin { return pgAdmin{t, admin(t, dsn)} },
 	Call:  (*Pool).Ping,
 	Ping:  (*Conn).Ping,
+	ConnectFailed: func(err error) bool {
+		var ce *pgconn.ConnectError
+		return errors.As(err, &ce)
+	},
 	Block: func(p *Pool, ctx context.Context) error {
 		// The server ends each sleep by itself soon after.
 		_, err := p.Exec(ctx, "SELECT pg_sleep(2)")

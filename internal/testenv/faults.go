@@ -59,6 +59,13 @@ type FaultSuite[P FaultPool[C], C FaultConn] struct {
 	// AfterBlock, if set, checks what the server holds once the calls of
 	// Block have been interrupted, on p's server at addr.
 	AfterBlock func(t *testing.T, p P, addr, name string)
+
+	// ConnectFailed, if set, reports whether err is the error of a call
+	// whose connect failed, for an adapter that returns the connect's own
+	// error rather than the actorpool.CreateError that wraps it, as
+	// pgpool does, as pgxpool does. Unset, the suite looks for the
+	// CreateError.
+	ConnectFailed func(err error) bool
 }
 
 // A FaultPool is an adapter's Pool, whose Acquire lends a C.
@@ -226,8 +233,12 @@ func (s FaultSuite[P, C]) downAtStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	err := s.Call(p, ctx)
 	cancel()
-	if !errors.Is(err, actorpool.ErrCreateFailed) && !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("a call while the server is down: %v, want a create error or a timeout", err)
+	connectFailed := s.ConnectFailed
+	if connectFailed == nil {
+		connectFailed = func(err error) bool { return errors.Is(err, actorpool.ErrCreateFailed) }
+	}
+	if !connectFailed(err) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a call while the server is down: %v, want a connect error or a timeout", err)
 	}
 	if st := p.Stats(); st.CreateErrors == 0 {
 		t.Errorf("no create errors while the server is down: %+v", st)
