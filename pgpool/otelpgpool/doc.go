@@ -37,9 +37,10 @@
 //	db.client.connection.pending_requests        takes queued for a connection now
 //	db.client.connection.timeouts                queued takes whose context's deadline passed
 //
-// The rest of Stats has no convention, and is reported under the names the
-// metrics package gives it for Prometheus, in OpenTelemetry's style (dots,
-// no _total, the unit as the unit):
+// The rest of Stats has no convention. It is reported under actorpool.pool,
+// with the words of the metrics package's Prometheus names (acquires,
+// waits, created, destroyed and its reasons, leaks) in OpenTelemetry's
+// style: dots, no _total, the unit as the instrument's unit:
 //
 //	actorpool.pool.creating              connects in flight
 //	actorpool.pool.destroying            connections being closed

@@ -498,3 +498,34 @@ func TestTracerConcurrent(t *testing.T) {
 		parents[s.Parent().SpanID()] = true
 	}
 }
+
+// BenchmarkAcquire measures a take and give-back of an idle connection
+// with no tracer, with the Tracer under a span that records nothing, and
+// with the Tracer making a span.
+func BenchmarkAcquire(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	defer tp.Shutdown(context.Background())
+	ctxRecording, span := tp.Tracer("bench").Start(context.Background(), "request")
+	defer span.End()
+	tracer := otelpgpool.NewTracer(nil, otelpgpool.WithTracerProvider(tp))
+	for _, bb := range []struct {
+		name   string
+		tracer pgx.QueryTracer
+		ctx    context.Context
+	}{
+		{"no tracer", nil, context.Background()},
+		{"tracer, no span", tracer, context.Background()},
+		{"tracer, span", tracer, ctxRecording},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			p := newPool(b, bb.tracer, func(c *pgpool.Config) { c.MaxConns = 1 })
+			for b.Loop() {
+				c, err := p.Acquire(bb.ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Release()
+			}
+		})
+	}
+}
