@@ -20,9 +20,15 @@
 // ReleaseTracer) on to an inner tracer, such as otelpgx's, that implements
 // them: one value traces both the pool and the statements.
 //
-// Give-backs make no span: pgx's ReleaseTracer, whose shape pgpool keeps,
-// is told of a give-back without a context, so such a span could have no
-// parent and would land as a trace of its own.
+// The take's span is the parent of what runs with the take's context: a
+// ShouldPing ping, PrepareConn's statements. A connect the take waits for
+// is not under it: the pool connects in the background, with the values
+// of the context given to New, so the inner tracer's connect spans belong
+// to no take.
+//
+// Give-backs make no span: pgxpool's ReleaseTracer, whose shape pgpool
+// keeps, is told of a give-back without a context, so such a span could
+// have no parent and would land as a trace of its own.
 //
 // # Metrics
 //
