@@ -22,6 +22,7 @@ type conn struct {
 	destroyed atomic.Int32
 	broken    atomic.Bool // Validate fails
 	dead      atomic.Bool // Test fails
+	disowned  atomic.Bool // hijacked: its holder, not the pool, counts and destroys it
 }
 
 // hold marks c held by one more caller and fails the test if that makes
@@ -94,9 +95,11 @@ func (f *factory) Destroy(c *conn) {
 		panic(fmt.Sprintf("conn %d destroyed %d times", c.id, n))
 	}
 	f.destroys.Add(1)
-	f.mu.Lock()
-	f.alive--
-	f.mu.Unlock()
+	if !c.disowned.Load() {
+		f.mu.Lock()
+		f.alive--
+		f.mu.Unlock()
+	}
 	if f.destroy != nil {
 		f.destroy(c)
 	}
@@ -122,6 +125,15 @@ func (f *factory) Test(ctx context.Context, c *conn) error {
 		return errors.New("dead")
 	}
 	return nil
+}
+
+// disown counts c out of the objects the pool holds, for a holder about to
+// hijack it, before the pool frees its place for another.
+func (f *factory) disown(c *conn) {
+	c.disowned.Store(true)
+	f.mu.Lock()
+	f.alive--
+	f.mu.Unlock()
 }
 
 func (f *factory) max() int {

@@ -79,6 +79,7 @@ func stress(t *testing.T, fifo bool, handoffAfter time.Duration) {
 	p, err := New[*conn](f, Config{
 		MaxObjects:         maxObjects,
 		MinIdle:            2,
+		MinObjects:         4,
 		MaxQueueSize:       goroutines / 2,
 		CreateTimeout:      time.Second,
 		TestTimeout:        time.Second,
@@ -184,7 +185,7 @@ func stress(t *testing.T, fifo bool, handoffAfter time.Duration) {
 	}
 	f.checkAllDestroyed(t)
 	s := p.Stats()
-	if s.Created != s.Destroyed || s.Total != 0 || s.Idle != 0 || s.InUse != 0 || s.Reserved != 0 || s.Waiting != 0 {
+	if s.Created != s.Destroyed+s.Hijacked || s.Total != 0 || s.Idle != 0 || s.InUse != 0 || s.Reserved != 0 || s.Waiting != 0 {
 		t.Errorf("stats do not balance after Close: %+v", s)
 	}
 	if s.Acquires != taken.Load() {
@@ -192,24 +193,32 @@ func stress(t *testing.T, fifo bool, handoffAfter time.Duration) {
 	}
 	d := s.DestroyedBy
 	if s.CreateErrors == 0 || s.CreateTimeouts == 0 || d.Reloaded == 0 || s.Tests == 0 || d.TestFailed == 0 ||
-		d.Invalid == 0 || d.Discarded == 0 || d.Lifetime+d.Idle == 0 || s.TimedOutAcquires == 0 {
+		d.Invalid == 0 || d.Discarded == 0 || d.Lifetime+d.Idle == 0 || s.TimedOutAcquires == 0 || s.Hijacked == 0 {
 		t.Errorf("the run did not exercise failures, reloads and tests: %+v", s)
 	}
 }
 
-// use holds the object a moment, then gives it back, destroys it, or marks
-// it broken first.
+// use holds the object a moment, then gives it back, destroys it, marks it
+// broken first, or, given the factory, hijacks it and destroys it as its
+// owner.
 func use(t *testing.T, l Lease[*conn], f *factory) {
 	c := l.Value()
 	c.hold(t)
 	time.Sleep(time.Duration(rand.IntN(2)) * time.Millisecond)
 	c.unhold()
-	switch rand.IntN(50) {
-	case 0:
+	switch n := rand.IntN(50); {
+	case n == 0:
 		if err := l.Destroy(); err != nil {
 			t.Errorf("Destroy: %v", err)
 		}
-	case 1:
+	case n == 2 && f != nil:
+		f.disown(c)
+		got, err := l.Hijack()
+		if err != nil || got != c {
+			t.Errorf("Hijack = %v, %v; want the leased object", got, err)
+		}
+		f.Destroy(got) // its holder's to destroy now
+	case n == 1:
 		c.broken.Store(true)
 		fallthrough
 	default:

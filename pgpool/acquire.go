@@ -7,6 +7,7 @@ import (
 
 	"github.com/actorpool/actorpool"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/puddle/v2"
 )
 
 // Taking a connection and giving it back, with pgxpool's hooks around the
@@ -20,9 +21,10 @@ import (
 // it back with Conn.Release.
 //
 // It fails with ctx's error when ctx ends first, with the connect's error
-// when connecting for it failed, with actorpool.ErrClosed once the pool is
+// when connecting for it failed, with ErrClosedPool once the pool is
 // closed, and with actorpool.ErrPoolExhausted when Pool.MaxQueueSize
-// takers already wait.
+// takers already wait: the errors pgxpool returns, as they are, and one
+// of its own.
 //
 // On the context of a With callback, it returns that With's connection,
 // whose Release gives nothing back.
@@ -145,7 +147,23 @@ func takeError(ctx context.Context, err error) error {
 	if ce, ok := err.(*actorpool.CreateError); ok && ce.Err != nil {
 		return ce.Err
 	}
+	if err == actorpool.ErrClosed {
+		return ErrClosedPool
+	}
 	return err
+}
+
+// ErrClosedPool is returned by takes from a closed pool. It matches both
+// actorpool.ErrClosed and puddle.ErrClosedPool, which pgxpool returns,
+// with errors.Is, and reads as the latter does.
+var ErrClosedPool error = closedPoolError{}
+
+type closedPoolError struct{}
+
+func (closedPoolError) Error() string { return puddle.ErrClosedPool.Error() }
+
+func (closedPoolError) Is(target error) bool {
+	return target == actorpool.ErrClosed || target == puddle.ErrClosedPool
 }
 
 // pingGrace is how long a ping that ShouldPing asked for may go on after

@@ -10,6 +10,7 @@ import (
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/puddle/v2"
 )
 
 // TestWithRunsHooks checks that With takes its connection through the
@@ -113,8 +114,9 @@ func TestTakeErrors(t *testing.T) {
 		t.Errorf("Ping while BeforeConnect fails = %v, want its error itself", err)
 	}
 	p.Close()
-	if _, err := p.Acquire(context.Background()); !errors.Is(err, actorpool.ErrClosed) {
-		t.Errorf("Acquire on a closed pool = %v, want actorpool.ErrClosed", err)
+	_, err = p.Acquire(context.Background())
+	if !errors.Is(err, actorpool.ErrClosed) || !errors.Is(err, puddle.ErrClosedPool) || err.Error() != "closed pool" {
+		t.Errorf("Acquire on a closed pool = %v, want an error matching actorpool.ErrClosed and pgxpool's puddle.ErrClosedPool", err)
 	}
 }
 

@@ -1,26 +1,83 @@
 // Package pgpool pools PostgreSQL connections (pgx v5's *pgx.Conn) with an
-// actorpool.Pool, and offers what pgxpool users expect of a pool: Exec,
-// Query, QueryRow, SendBatch, CopyFrom, Begin and BeginTx on the pool, each
-// on a connection it takes and gives back, and Acquire, AcquireFunc and
-// With for several statements on one connection.
+// actorpool.Pool, and is a drop-in for pgx's own pool, pgxpool: a program
+// written for pgxpool moves to it by changing one import line,
 //
-//	pool, err := pgpool.New("postgres://app@127.0.0.1/app?pool_max_conns=16&connect_timeout=5")
+//	import pgxpool "github.com/actorpool/actorpool/pgpool"
+//
+// and keeps its calls: New and NewWithConfig with a context, ParseConfig
+// with every pool_ parameter, Config with pgxpool's fields, defaults and
+// hooks, Acquire, AcquireFunc, AcquireAllIdle, Exec, Query, QueryRow,
+// SendBatch, CopyFrom, Begin, BeginTx, Ping, Stat, Reset, Close, Conn with
+// Release and Hijack, Tx, and the acquire and release tracers. pgxpool's
+// own tests pass against it (see the compat directory of the repository).
+//
+//	pool, err := pgpool.New(ctx, "postgres://app@127.0.0.1/app?pool_max_conns=16")
 //	...
-//	defer pool.Close(ctx)
+//	defer pool.Close()
 //	var n int
 //	err = pool.QueryRow(ctx, "SELECT count(*) FROM users WHERE active").Scan(&n)
 //
-// ParseConfig reads pgxpool's pool_* parameters from the connection string;
-// connect_timeout bounds each connect, as Config.Pool.CreateTimeout.
+// # What it adds
+//
+// Pool.With lends a connection for the length of a callback, and the
+// pool's methods called with the callback's context run on that
+// connection: code that takes a context joins a transaction begun around
+// it, and a pool of one cannot deadlock on a nested call. Pool.Shutdown is
+// Close bounded by a context. Pool.Stats returns every counter of
+// actorpool.Stats: waits, timeouts, create errors, destroys by cause,
+// leaks. Config.Pool holds the settings pgxpool lacks: a limit on the
+// takers waiting (MaxQueueSize, pool_max_queue_size), past which a take
+// fails at once with actorpool.ErrPoolExhausted; LeakThreshold; an
+// Observer for latency metrics; a Logger. Conn.Destroy closes a connection
+// the caller knows is broken. A Conn dropped without being given back is
+// found by the garbage collector, logged with LEAK-DETECTED and closed.
+// Package pgpool/otelpgpool traces takes and exports the pool's stats with
+// OpenTelemetry.
+//
+// # What differs from pgxpool, and why
+//
+// None of these changes what a pgxpool program may rely on; each is listed
+// so that nothing surprises.
+//
+//   - Connections idle for a second or more are not pinged when taken,
+//     unless Config.ShouldPing asks for it: the pool looks at the socket
+//     instead (below), which costs no round trip.
+//   - MaxConnIdleTime and MaxConnLifetime are enforced within a quarter of
+//     themselves by the pool's own goroutine, not at the next health check
+//     or take; and without MaxConnLifetimeJitter, lifetimes are shortened
+//     by up to a tenth at random, so that connections made together do not
+//     all close together.
+//   - The health check, every HealthCheckPeriod, also pings each idle
+//     connection, bounded by PingTimeout (or actorpool.DefaultTestTimeout),
+//     which finds servers that stopped answering.
+//   - A failed background connect, for MinConns or MinIdleConns, is tried
+//     again after 10 ms, doubling to 100 ms, one at a time — at most ten a
+//     second while the server is down — rather than at the next health
+//     check. Every connect, hooks included, is bounded by connect_timeout,
+//     or else two minutes, as pgxpool bounds a connect made for a take.
+//   - BeforeConnect and AfterConnect see the values of the context given to
+//     New, not those of the take that caused the connect: a connect is made
+//     for the pool, and may serve another take.
+//   - NewWithConfig returns an error for a Config not made by ParseConfig,
+//     or one that breaks a rule (MinConns above MaxConns, a negative
+//     duration), where pgxpool panics or misbehaves; ParseConfig refuses a
+//     pool_ parameter it does not know, which pgxpool would send to the
+//     server, which refuses every connect for it.
+//   - MaxConns above MaxConnsCeiling (10,000) is taken as that: the pool
+//     sets aside a place for each connection up front.
+//   - Stat's AcquireDuration and EmptyAcquireWaitTime count the time takes
+//     spent waiting; a take that finds a connection idle reads no clock.
+//   - The pool logs failed connects, failed health checks and leaks to
+//     Config.Pool.Logger, slog.Default() unless set.
 //
 // # What the pool checks
 //
 // A connection given back closed, busy (rows not closed, a batch not
 // closed) or inside a transaction — open, or failed and awaiting a
-// ROLLBACK — is destroyed, not handed to the next caller and not rolled
-// back: closing it makes the server roll the transaction back and drop
+// ROLLBACK — is closed, not handed to the next caller and not rolled back:
+// closing it makes the server roll the transaction back and drop
 // everything it held, with no round trip on the path that gives the
-// connection back. These checks are in memory.
+// connection back. These checks are in memory. pgxpool does the same.
 //
 // A session the server ended — a restart, pg_terminate_backend, an idle
 // timeout — leaves an error message and the end of the stream on its
@@ -34,13 +91,12 @@
 // connection is looked at at most once a tick, so a busy pool makes almost
 // no system calls for it; but a session ended less than a second before
 // its connection is taken again may not be seen, and fails the statement
-// of the caller who takes it (the connection is then replaced). pgxpool
-// pings, a round trip, each connection idle for more than a second
-// instead.
+// of the caller who takes it (the connection is then replaced).
 //
-// Every Config.Pool.ValidationInterval (pool_health_check_period, a minute
-// by default) the pool also pings each idle connection, which finds what
-// the socket does not show, such as a server that stopped answering.
+// A health check ping that outlives PingTimeout has its connection closed
+// under it: the pool cuts the socket, which ends the ping, and the ping's
+// goroutine then says goodbye to the server and runs BeforeClose, so that
+// the pgx.Conn is never used by two goroutines at once.
 //
 // # Giving connections back
 //
@@ -50,7 +106,9 @@
 // Scan error without closing the rows leaks nothing; QueryRow's when the
 // row is scanned, even if a destination's scanner panics (the connection,
 // its result unread, is then closed, and the panic goes on); Begin's when
-// the transaction is committed or rolled back. pgxpool does the same.
+// the transaction is committed or rolled back. A Query that fails, or gets
+// no connection, returns rows that carry its error, never nil rows.
+// pgxpool does the same.
 //
 // # Credentials
 //
@@ -58,8 +116,8 @@
 // copy of ConnConfig: set a rotated password or a short-lived token there,
 // as with pgxpool's BeforeConnect. The pool keeps copies of the Config and
 // ConnConfig it was made with, and Pool.Config returns a copy, so that
-// nothing changes them under a connect; Pool.Reload makes every session
-// log in again.
+// nothing changes them under a connect; Pool.Reset makes every session log
+// in again.
 //
 // # Contexts
 //
@@ -72,10 +130,15 @@
 // cancel the statement and keeps the connection, but makes the caller wait
 // for the cancel.
 //
-// # Nesting
+// # database/sql
 //
-// The pool's methods called with the context a With callback receives run
-// on that callback's connection, so code that takes a context joins a
-// transaction begun around it on that connection, and a pool of one
-// connection cannot deadlock on a nested call.
+// pgx's stdlib package cannot put a *sql.DB over this pool: its only way
+// to take connections from a pool, stdlib.OpenDBFromPool, takes a
+// *pgxpool.Pool, and its driver connection type has no exported
+// constructor, so no other pool can hand it a connection. For sqlx, bun,
+// gorm or goose, open a *sql.DB with the same settings, as its own small
+// pool beside this one:
+//
+//	db := stdlib.OpenDB(*pool.Config().ConnConfig)
+//	db.SetMaxOpenConns(2)
 package pgpool

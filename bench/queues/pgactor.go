@@ -26,14 +26,14 @@ func openPGActor(ctx context.Context, o Options) (*pgactorQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queues: pgactor: %w", err)
 	}
-	cfg.Pool.MaxObjects = o.conns()
-	pool, err := pgpool.NewWithConfig(cfg)
+	cfg.MaxConns = int32(o.conns())
+	pool, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("queues: pgactor: %w", err)
 	}
 	q := &pgactorQueue{o: o, pool: pool}
 	if err := q.open(ctx); err != nil {
-		pool.Close(ctx)
+		pool.Close()
 		return nil, fmt.Errorf("queues: pgactor: %w", err)
 	}
 	return q, nil
@@ -112,5 +112,5 @@ func (q *pgactorQueue) Close(ctx context.Context) error {
 	if !q.o.Attach {
 		err = errors.Join(err, dropSchema(ctx, q.pool, q.o.Schema))
 	}
-	return errors.Join(err, q.pool.Close(ctx))
+	return errors.Join(err, q.pool.Shutdown(ctx))
 }

@@ -136,9 +136,9 @@ func newPgpool(dsn string, size int, dial Dialer) (Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Pool.MaxObjects = size
+	cfg.MaxConns = int32(size)
 	setDial(cfg.ConnConfig, dial)
-	p, err := pgpool.NewWithConfig(cfg)
+	p, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (a *pgpoolPool) Warm(ctx context.Context, n int) error {
 }
 
 func (a *pgpoolPool) Open() int    { return a.p.Stats().Total }
-func (a *pgpoolPool) Close() error { return a.p.Close(context.Background()) }
+func (a *pgpoolPool) Close() error { return a.p.Shutdown(context.Background()) }
 
 // pgxPool is pgx's own pool, pgxpool.
 type pgxPool struct{ p *pgxpool.Pool }
