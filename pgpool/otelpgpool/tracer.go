@@ -163,7 +163,7 @@ var takeErrors = []struct {
 }{
 	{context.DeadlineExceeded, "context.DeadlineExceeded"},
 	{context.Canceled, "context.Canceled"},
-	{actorpool.ErrClosed, "actorpool.ErrClosed"},
+	{pgpool.ErrClosedPool, "pgpool.ErrClosedPool"},
 	{actorpool.ErrPoolExhausted, "actorpool.ErrPoolExhausted"},
 }
 

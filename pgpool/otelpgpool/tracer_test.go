@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/actorpool/actorpool/pgpool"
 	"github.com/actorpool/actorpool/pgpool/otelpgpool"
@@ -187,7 +186,7 @@ func TestAcquireSpanErrors(t *testing.T) {
 			p.Shutdown(closed)
 			_, err := p.Exec(ctx, "SELECT 1")
 			return err
-		}, actorpool.ErrClosed, "actorpool.ErrClosed"},
+		}, pgpool.ErrClosedPool, "pgpool.ErrClosedPool"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
