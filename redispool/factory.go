@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/gomodule/redigo/redis"
 )
 
@@ -60,7 +61,7 @@ func (f *factory) Create(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redispool: connect to %s: %w", f.redacted(), err)
 	}
-	return &conn{rc: rc, nc: nc}, nil
+	return &conn{rc: rc, nc: adapter.Socket(nc)}, nil
 }
 
 // redacted returns the address without the password a URL may carry.
@@ -75,8 +76,11 @@ func (f *factory) redacted() string {
 }
 
 // Destroy closes the connection without a QUIT: the pool destroys broken
-// connections too, and a round trip on those could only fail.
-func (f *factory) Destroy(c *conn) { c.rc.Close() }
+// connections too, and a round trip on those could only fail. While Test
+// runs on the connection (it outlived TestTimeout), Destroy closes only
+// the socket, which ends Test's wait, and Test closes the connection when
+// it returns.
+func (f *factory) Destroy(c *conn) { c.guard.Destroy(c.nc, func() { c.rc.Close() }) }
 
 // Validate refuses, without I/O, a connection that saw a network or
 // protocol error, was interrupted, has replies unread, or is in a
@@ -86,8 +90,15 @@ func (f *factory) Destroy(c *conn) { c.rc.Close() }
 // path.
 func (f *factory) Validate(c *conn) error { return c.validate() }
 
-// Test sends PING and expects PONG.
+// Test sends PING and expects PONG. If the pool destroys the connection
+// meanwhile (the PING outlived TestTimeout), Test closes it on its way
+// out; see Destroy.
 func (f *factory) Test(ctx context.Context, c *conn) error {
+	return c.guard.Test(func() error { return ping(ctx, c) }, func() { c.rc.Close() })
+}
+
+// ping sends PING and expects PONG.
+func ping(ctx context.Context, c *conn) error {
 	reply, err := c.do(ctx, 0, "PING")
 	if err != nil {
 		return fmt.Errorf("redispool: PING: %w", err)
