@@ -26,6 +26,7 @@ type conn struct {
 	nc          net.Conn
 	interrupted atomic.Bool
 	guard       adapter.TestGuard
+	seen        atomic.Uint32 // the tick of the pool's clock when the pool last looked at the socket
 
 	// Only the connection's holder touches these, and the pool hands a
 	// connection from holder to holder with a happens-before edge.

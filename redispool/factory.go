@@ -17,6 +17,7 @@ type factory struct {
 	url           bool // addr is a redis:// or rediss:// URL
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
 	opts          []redis.DialOption
+	clock         *adapter.Clock
 }
 
 // The pool finds Validate and Test through these interfaces: a change of
@@ -26,8 +27,10 @@ var (
 	_ actorpool.Tester[*conn]    = (*factory)(nil)
 )
 
-func newFactory(cfg *Config) *factory {
-	f := &factory{network: cfg.Network, addr: cfg.Addr, dial: cfg.Dial, opts: cfg.DialOptions}
+// newFactory returns the factory of cfg, whose connections are looked at
+// when idle across a tick of clock.
+func newFactory(cfg *Config, clock *adapter.Clock) *factory {
+	f := &factory{network: cfg.Network, addr: cfg.Addr, dial: cfg.Dial, opts: cfg.DialOptions, clock: clock}
 	if f.network == "" {
 		f.network = "tcp"
 	}
@@ -61,7 +64,9 @@ func (f *factory) Create(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redispool: connect to %s: %w", f.redacted(), err)
 	}
-	return &conn{rc: rc, nc: adapter.Socket(nc)}, nil
+	c := &conn{rc: rc, nc: adapter.Socket(nc)}
+	c.seen.Store(f.clock.Now())
+	return c, nil
 }
 
 // redacted returns the address without the password a URL may carry.
@@ -87,8 +92,14 @@ func (f *factory) Destroy(c *conn) { c.guard.Destroy(c.nc, func() { c.rc.Close()
 // transaction, a subscription or MONITOR. Cleaning such a connection
 // (reading the replies, DISCARD, UNSUBSCRIBE) would need round trips on the
 // path that gives it back; a new connection costs one connect, off that
-// path.
-func (f *factory) Validate(c *conn) error { return c.validate() }
+// path. It also refuses one idle since the pool's clock last ticked whose
+// session the server has ended (see checkIdle).
+func (f *factory) Validate(c *conn) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	return f.checkIdle(c)
+}
 
 // Test sends PING and expects PONG. If the pool destroys the connection
 // meanwhile (the PING outlived TestTimeout), Test closes it on its way

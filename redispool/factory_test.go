@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/actorpool/actorpool/internal/testenv"
 )
 
@@ -30,7 +31,7 @@ func TestDestroyDuringTest(t *testing.T) {
 			testenv.CheckGoroutines(t)
 			srv := startScripted(t, func([]string) []byte { return nil }) // never answers
 			var d testenv.FragileDialer
-			f := newFactory(&Config{Addr: srv.addr(), Dial: d.Dial})
+			f := newFactory(&Config{Addr: srv.addr(), Dial: d.Dial}, adapter.NewClock(0))
 			c, err := f.Create(context.Background())
 			if err != nil {
 				t.Fatal(err)
