@@ -69,8 +69,8 @@ type Config struct {
 
 	// TestTimeout bounds each Factory.Test call: at the deadline the
 	// object is destroyed and its place freed, even if Test ignores its
-	// context, and what Test returns later is ignored. Zero means
-	// DefaultTestTimeout.
+	// context — Destroy then runs beside Test (see Factory) — and what
+	// Test returns later is ignored. Zero means DefaultTestTimeout.
 	TestTimeout time.Duration
 
 	// ValidationInterval is how often the pool tests idle objects with

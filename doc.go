@@ -28,6 +28,25 @@
 // create made for it fails, and with a [*WaitError] when its context ends;
 // the last says how long it waited and how busy the pool was.
 //
+// # Writing a factory
+//
+// The pool calls a factory's methods from goroutines of its own, never
+// while it holds a lock: Create and Test may do I/O, bounded by
+// Config.CreateTimeout and Config.TestTimeout; Validate runs on the
+// caller's goroutine on every take and give-back, so it must be fast and
+// do none. Methods run concurrently on different objects, one at a time on
+// one object — except that Destroy may run while Test still runs. A Test
+// past TestTimeout is not waited for: the pool destroys its object at the
+// deadline, because that is what ends a Test stuck in I/O. Destroy must
+// then only unblock Test — for a connection, close its socket, which any
+// goroutine may do (under TLS, the socket under the tls.Conn) — and leave
+// the rest of the goodbye to Test's goroutine, to finish when Test
+// returns: a client library's Close is rarely safe beside its own I/O. The
+// adapters keep this with a small atomic state per connection (idle,
+// testing, abandoned), so that neither side waits for the other. Destroy
+// never runs on an object before Create has returned it, even past
+// CreateTimeout.
+//
 // # Design
 //
 // One goroutine, the pool's keeper, owns every object's lifecycle: it

@@ -11,7 +11,22 @@ import "context"
 // The pool calls Create from goroutines of its own, never while it holds a
 // lock, so it may do I/O and take as long as its context allows. Destroy is
 // called exactly once for every object Create returned, from a goroutine
-// of the pool.
+// of the pool. A factory's methods run concurrently on different objects.
+//
+// On one object, the pool calls the methods one at a time, with one
+// exception: Destroy may run while Test still runs. When Test outlives
+// Config.TestTimeout, the pool destroys the object at the deadline without
+// waiting for Test to return, since destroying it is what ends a Test
+// stuck in I/O; it may even do so before Test has begun. Destroy must then
+// do only what is safe beside Test — for a network connection, close its
+// socket (net.Conn.Close is safe from any goroutine; under TLS, the
+// socket under the tls.Conn, whose own Close sends a goodbye) — and leave
+// the rest (a protocol's goodbye, the client library's Close, which is
+// rarely safe beside the library's I/O) to Test's goroutine, to finish
+// when Test returns. Destroy never runs before Create has returned obj: a
+// Create that outlives Config.CreateTimeout fails the take waiting for it
+// at the deadline, but the pool waits for it to return, and then keeps or
+// destroys what it made.
 //
 // A panic in any method of a factory is recovered: in Create it fails the
 // take that was waiting for the object, in Validate and Test it marks the
@@ -21,6 +36,7 @@ type Factory[T any] interface {
 	// or when the pool closes.
 	Create(ctx context.Context) (T, error)
 	// Destroy releases what obj holds. The pool never uses obj afterwards.
+	// It may run while Test(obj) still runs; see above.
 	Destroy(obj T)
 }
 
@@ -42,8 +58,9 @@ type Tester[T any] interface {
 	// Test checks an idle object thoroughly, and may do I/O (a ping, a
 	// "SELECT 1"). The context ends after Config.TestTimeout; then the
 	// pool destroys obj, whether Test has returned or not, which is what
-	// unblocks a Test stuck in I/O that ignores its context. A non-nil
-	// error retires the object.
+	// unblocks a Test stuck in I/O that ignores its context: Destroy may
+	// run beside Test, and Test must finish the goodbye that Destroy left
+	// it (see Factory). A non-nil error retires the object.
 	Test(ctx context.Context, obj T) error
 }
 

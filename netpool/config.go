@@ -27,7 +27,10 @@ type Config struct {
 	// Ping, if set, checks an idle connection with a round trip of the
 	// service's protocol. The pool calls it every Pool.ValidationInterval,
 	// after checking that the peer has not closed the connection; the
-	// connection's deadline is set to its context's for the call.
+	// connection's deadline is set to its context's for the call. A Ping
+	// that outlives Pool.TestTimeout all the same has the socket under the
+	// connection closed: its I/O fails, and the pool closes the connection
+	// itself once Ping returns.
 	Ping func(ctx context.Context, c *Conn) error
 
 	// Pool sizes the pool and sets its timeouts and housekeeping, as

@@ -51,8 +51,12 @@ func (f *factory) Create(ctx context.Context) (*conn, error) {
 	return newConn(c), nil
 }
 
-// Destroy closes the connection.
-func (f *factory) Destroy(c *conn) { c.Conn.Close() }
+// Destroy closes the connection Dial returned. While Test runs on it (a
+// Ping outlived TestTimeout), Destroy closes only the socket under it,
+// which ends Ping's wait and is safe beside it, and Test closes the
+// connection itself when Ping returns: what Dial returned may say goodbye
+// on Close (a tls.Conn does), which must not run beside Ping's I/O.
+func (f *factory) Destroy(c *conn) { c.guard.Destroy(c.socket, func() { c.Conn.Close() }) }
 
 // Validate refuses a connection whose Read or Write failed, or that was
 // closed, and clears the deadlines of one that is fit, for the next caller.
@@ -70,8 +74,14 @@ func (f *factory) Validate(c *conn) error {
 }
 
 // Test checks that the peer has not closed the connection or sent it
-// anything, then runs Ping, if set, under ctx's deadline.
+// anything, then runs Ping, if set, under ctx's deadline. If the pool
+// destroys the connection meanwhile, Test closes it on its way out; see
+// Destroy.
 func (f *factory) Test(ctx context.Context, c *conn) error {
+	return c.guard.Test(func() error { return f.test(ctx, c) }, func() { c.Conn.Close() })
+}
+
+func (f *factory) test(ctx context.Context, c *conn) error {
 	if err := peek(c); err != nil {
 		return err
 	}

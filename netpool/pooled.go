@@ -2,6 +2,8 @@ package netpool
 
 import (
 	"net"
+
+	"github.com/actorpool/actorpool/internal/adapter"
 	"sync/atomic"
 	"time"
 )
@@ -14,11 +16,17 @@ type conn struct {
 	net.Conn
 	err      atomic.Pointer[connError]
 	deadline bool // a deadline was set since the connection was taken
+
+	// socket is the network connection under Conn (Conn itself unless it
+	// wraps one, as a tls.Conn does): Destroy closes it, not Conn, while
+	// Test runs (see factory.Destroy).
+	socket net.Conn
+	guard  adapter.TestGuard
 }
 
 type connError struct{ err error }
 
-func newConn(c net.Conn) *conn { return &conn{Conn: c} }
+func newConn(c net.Conn) *conn { return &conn{Conn: c, socket: adapter.Socket(c)} }
 
 // Read reads from the connection, and records its error, if any.
 func (c *conn) Read(b []byte) (int, error) {

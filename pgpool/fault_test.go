@@ -101,7 +101,10 @@ func TestFault(t *testing.T) { faults.Run(t) }
 // with pg_terminate_backend, long before the pool would ping them: once
 // the pool's clock has ticked, it finds them by looking at their sockets
 // before handing them out, and none of the five callers that follow gets
-// an error. Over TLS too, where the pool cannot read what waits.
+// an error. Over TLS too, where the pool cannot read what waits. The
+// callers hold their connections until all five are out, so every idle
+// connection is taken, and looked at, whatever order the takes come in:
+// exactly the three dead ones are destroyed as invalid.
 func TestFaultTerminateIdle(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	for _, sslmode := range []string{"disable", "require"} {
@@ -135,15 +138,28 @@ func TestFaultTerminateIdle(t *testing.T) {
 			testenv.Eventually(t, 20*time.Second, "the sessions to end", func() bool { return len(backends(t, adm, name)) == n-killed })
 
 			p.clock.tick()
-			var wg sync.WaitGroup
+			var held, wg sync.WaitGroup
+			held.Add(n)
 			for range n {
 				wg.Go(func() {
-					if err := p.Ping(ctx); err != nil {
+					c, err := p.Acquire(ctx)
+					held.Done()
+					if err != nil {
+						t.Errorf("Acquire after %d of %d idle sessions were ended: %v", killed, n, err)
+						return
+					}
+					defer c.Release()
+					held.Wait()
+					if err := c.Ping(ctx); err != nil {
 						t.Errorf("Ping after %d of %d idle sessions were ended: %v", killed, n, err)
 					}
 				})
 			}
 			wg.Wait()
+			// Destroys are counted when they end, on goroutines of the pool.
+			testenv.Eventually(t, 10*time.Second, "the ended sessions' connections to be destroyed", func() bool {
+				return p.Stats().DestroyedBy.Invalid >= killed
+			})
 			if st := p.Stats(); st.DestroyedBy.Invalid != killed {
 				t.Errorf("destroyed as invalid: %d, want %d", st.DestroyedBy.Invalid, killed)
 			}

@@ -39,9 +39,9 @@ type Config struct {
 	// actorpool.Config documents. Pool.CreateTimeout bounds the whole
 	// connect: dial, TLS handshake, AUTH, CLIENT SETNAME and SELECT.
 	// Zero Pool.MaxObjects means DefaultMaxConns; zero Pool.Name means
-	// "redispool". Set Pool.ValidationInterval so that idle connections
-	// the server has closed are found by a PING before a caller takes
-	// them.
+	// "redispool". Idle connections the server has closed are found
+	// without it (see the package doc); set Pool.ValidationInterval so
+	// that a PING finds those behind a server that stopped answering.
 	Pool actorpool.Config
 }
 

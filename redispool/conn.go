@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/gomodule/redigo/redis"
 )
 
@@ -17,10 +18,15 @@ import (
 // whether the next caller may have it.
 type conn struct {
 	rc redis.Conn
-	// nc is closed to interrupt a command whose context ends; redigo's
-	// own DoContext does the same, but with a goroutine per command.
+	// nc is the socket under rc, under TLS too: the one thing about the
+	// connection that another goroutine may touch while a command runs.
+	// It is closed to interrupt a command whose context ends (redigo's
+	// own DoContext closes rc instead, from a goroutine per command), and
+	// by Destroy during a Test.
 	nc          net.Conn
 	interrupted atomic.Bool
+	guard       adapter.TestGuard
+	seen        atomic.Uint32 // the tick of the pool's clock when the pool last looked at the socket
 
 	// Only the connection's holder touches these, and the pool hands a
 	// connection from holder to holder with a happens-before edge.
@@ -119,8 +125,9 @@ func (c *conn) validate() error {
 	return nil
 }
 
-// interrupt closes the network connection, which makes the command
-// blocked on it fail at once.
+// interrupt closes the socket, which makes the command blocked on it fail
+// at once. Not rc: it is not safe beside the command, and over TLS its
+// Close would send a goodbye on the wire from this goroutine.
 func (c *conn) interrupt() {
 	c.interrupted.Store(true)
 	c.nc.Close()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/gomodule/redigo/redis"
 )
 
@@ -28,7 +29,7 @@ func dialTest(t *testing.T, addr string) *conn {
 	t.Helper()
 	// The read timeout turns a command that is never interrupted into a
 	// failure rather than a hang.
-	c, err := newFactory(&Config{Addr: addr, DialOptions: []redis.DialOption{redis.DialReadTimeout(10 * time.Second)}}).Create(context.Background())
+	c, err := newFactory(&Config{Addr: addr, DialOptions: []redis.DialOption{redis.DialReadTimeout(10 * time.Second)}}, adapter.NewClock(0)).Create(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

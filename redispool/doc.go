@@ -43,11 +43,24 @@
 // connect, made off that path. An error reply (redis.Error) leaves the
 // connection as it was, and in the pool.
 //
-// Every Config.Pool.ValidationInterval the pool sends PING on each idle
-// connection, so that connections the server closed (a restart, CLIENT
-// KILL, a timeout) are found and replaced before a caller takes them. A
-// connection closed since its last PING fails the command of the caller
-// who takes it, and is replaced after.
+// Before it hands out a connection that sat idle across a tick of a
+// one-second clock, the pool looks at its socket, with one non-blocking
+// system call and no round trip: a connection whose session the server
+// ended (a restart, CLIENT KILL, its idle timeout) shows the end of its
+// stream there, and one that has data waiting, which an idle connection
+// with no replies owed never should, is as unfit; either is closed and
+// another taken or opened, and the caller never sees it. A connection
+// taken again within a tick is not looked at, so a busy pool makes no
+// system call on most takes; go-redis makes one on every take. Under TLS
+// the look sees records, not replies: it finds the end of the stream and
+// a TLS alert (close_notify), and leaves other records — a TLS 1.3 session
+// ticket waits there until the first command — for the TLS layer to read.
+// It is made on TCP and Unix sockets on Linux and the BSDs.
+//
+// Every Config.Pool.ValidationInterval the pool also sends PING on each
+// idle connection, which finds what the look cannot: a server that stopped
+// answering without closing anything. A PING that outlives
+// Config.Pool.TestTimeout has its socket closed under it.
 //
 // # Contexts
 //

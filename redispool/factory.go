@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/gomodule/redigo/redis"
 )
 
@@ -16,6 +17,7 @@ type factory struct {
 	url           bool // addr is a redis:// or rediss:// URL
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
 	opts          []redis.DialOption
+	clock         *adapter.Clock
 }
 
 // The pool finds Validate and Test through these interfaces: a change of
@@ -25,8 +27,10 @@ var (
 	_ actorpool.Tester[*conn]    = (*factory)(nil)
 )
 
-func newFactory(cfg *Config) *factory {
-	f := &factory{network: cfg.Network, addr: cfg.Addr, dial: cfg.Dial, opts: cfg.DialOptions}
+// newFactory returns the factory of cfg, whose connections are looked at
+// when idle across a tick of clock.
+func newFactory(cfg *Config, clock *adapter.Clock) *factory {
+	f := &factory{network: cfg.Network, addr: cfg.Addr, dial: cfg.Dial, opts: cfg.DialOptions, clock: clock}
 	if f.network == "" {
 		f.network = "tcp"
 	}
@@ -60,7 +64,9 @@ func (f *factory) Create(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redispool: connect to %s: %w", f.redacted(), err)
 	}
-	return &conn{rc: rc, nc: nc}, nil
+	c := &conn{rc: rc, nc: adapter.Socket(nc)}
+	c.seen.Store(f.clock.Now())
+	return c, nil
 }
 
 // redacted returns the address without the password a URL may carry.
@@ -75,19 +81,35 @@ func (f *factory) redacted() string {
 }
 
 // Destroy closes the connection without a QUIT: the pool destroys broken
-// connections too, and a round trip on those could only fail.
-func (f *factory) Destroy(c *conn) { c.rc.Close() }
+// connections too, and a round trip on those could only fail. While Test
+// runs on the connection (it outlived TestTimeout), Destroy closes only
+// the socket, which ends Test's wait, and Test closes the connection when
+// it returns.
+func (f *factory) Destroy(c *conn) { c.guard.Destroy(c.nc, func() { c.rc.Close() }) }
 
 // Validate refuses, without I/O, a connection that saw a network or
 // protocol error, was interrupted, has replies unread, or is in a
 // transaction, a subscription or MONITOR. Cleaning such a connection
 // (reading the replies, DISCARD, UNSUBSCRIBE) would need round trips on the
 // path that gives it back; a new connection costs one connect, off that
-// path.
-func (f *factory) Validate(c *conn) error { return c.validate() }
+// path. It also refuses one idle since the pool's clock last ticked whose
+// session the server has ended (see checkIdle).
+func (f *factory) Validate(c *conn) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	return f.checkIdle(c)
+}
 
-// Test sends PING and expects PONG.
+// Test sends PING and expects PONG. If the pool destroys the connection
+// meanwhile (the PING outlived TestTimeout), Test closes it on its way
+// out; see Destroy.
 func (f *factory) Test(ctx context.Context, c *conn) error {
+	return c.guard.Test(func() error { return ping(ctx, c) }, func() { c.rc.Close() })
+}
+
+// ping sends PING and expects PONG.
+func ping(ctx context.Context, c *conn) error {
 	reply, err := c.do(ctx, 0, "PING")
 	if err != nil {
 		return fmt.Errorf("redispool: PING: %w", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/gomodule/redigo/redis"
 )
@@ -29,10 +30,22 @@ func testName(t testing.TB) string {
 // closed when t ends.
 func newRedisPool(t testing.TB, addr, name string, cfg actorpool.Config, dial testenv.DialFunc) *Pool {
 	t.Helper()
+	return openRedisPool(t, addr, name, cfg, dial, adapter.IdleTick)
+}
+
+// newRedisPoolStill is newRedisPool with a clock that ticks only when the
+// test calls p.clock.Tick.
+func newRedisPoolStill(t testing.TB, addr, name string, cfg actorpool.Config, dial testenv.DialFunc) *Pool {
+	t.Helper()
+	return openRedisPool(t, addr, name, cfg, dial, 0)
+}
+
+func openRedisPool(t testing.TB, addr, name string, cfg actorpool.Config, dial testenv.DialFunc, tick time.Duration) *Pool {
+	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}
-	p, err := NewWithConfig(&Config{Addr: addr, Dial: dial, DialOptions: []redis.DialOption{redis.DialClientName(name)}, Pool: cfg})
+	p, err := newPool(&Config{Addr: addr, Dial: dial, DialOptions: []redis.DialOption{redis.DialClientName(name)}, Pool: cfg}, tick)
 	if err != nil {
 		t.Fatal(err)
 	}

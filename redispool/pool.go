@@ -3,6 +3,7 @@ package redispool
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/adapter"
@@ -11,8 +12,9 @@ import (
 // A Pool is a pool of connections to one Redis server. It is safe for use
 // by many goroutines.
 type Pool struct {
-	pool *actorpool.Pool[*conn]
-	cfg  Config
+	pool  *actorpool.Pool[*conn]
+	cfg   Config
+	clock *adapter.Clock
 }
 
 // New returns a pool of connections to the server at addr, "host:port" or
@@ -26,17 +28,23 @@ func New(addr string) (*Pool, error) { return NewWithConfig(&Config{Addr: addr})
 // connects to nothing until a connection is asked for, except
 // Config.Pool.MinIdle connections, which it opens at once in the
 // background: NewWithConfig does not fail when the server is down.
-func NewWithConfig(cfg *Config) (*Pool, error) {
+func NewWithConfig(cfg *Config) (*Pool, error) { return newPool(cfg, adapter.IdleTick) }
+
+// newPool is NewWithConfig with the period of the pool's clock; zero
+// makes a clock that only a test ticks.
+func newPool(cfg *Config, tick time.Duration) (*Pool, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	c.DialOptions = slices.Clone(c.DialOptions)
-	p, err := actorpool.New[*conn](newFactory(&c), c.Pool)
+	clock := adapter.NewClock(tick)
+	p, err := actorpool.New[*conn](newFactory(&c, clock), c.Pool)
 	if err != nil {
+		clock.Close()
 		return nil, err
 	}
-	return &Pool{pool: p, cfg: c}, nil
+	return &Pool{pool: p, cfg: c, clock: clock}, nil
 }
 
 // Do runs one command on a connection from the pool and gives the
@@ -85,7 +93,11 @@ func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, c *Conn) e
 // Close closes the pool: takes fail from now on, idle connections are
 // closed at once and connections in use when they are given back. It
 // waits for them until ctx ends; see actorpool.Pool.Close.
-func (p *Pool) Close(ctx context.Context) error { return p.pool.Close(ctx) }
+func (p *Pool) Close(ctx context.Context) error {
+	err := p.pool.Close(ctx)
+	p.clock.Close()
+	return err
+}
 
 // Reload replaces every connection: idle ones now, ones in use when they
 // are given back. Use it after the server failed over or the password

@@ -1,23 +1,25 @@
 package testenv
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
 )
 
 // A Proxy forwards TCP connections from an address of its own to a real
-// server, so that a test can make the server unreachable, or drop every
-// client at once, without touching the server that other tests share.
+// server, so that a test can make the server unreachable, drop every
+// client at once, or have it stop answering, without touching the server
+// that other tests share.
 type Proxy struct {
 	ln     net.Listener
 	target string
+	done   chan struct{} // closed by Close
 
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	conns   map[net.Conn]struct{}
+	closed  bool
+	stalled chan struct{} // non-nil while stalled; Resume closes it
+	wg      sync.WaitGroup
 }
 
 // FreeAddr returns a loopback address on which nothing listens now.
@@ -40,7 +42,7 @@ func StartProxy(t testing.TB, addr, target string) *Proxy {
 	if err != nil {
 		t.Fatalf("proxy: %v", err)
 	}
-	p := &Proxy{ln: ln, target: target, conns: make(map[net.Conn]struct{})}
+	p := &Proxy{ln: ln, target: target, done: make(chan struct{}), conns: make(map[net.Conn]struct{})}
 	p.wg.Add(1)
 	go p.serve()
 	t.Cleanup(p.Close)
@@ -55,10 +57,54 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 func (p *Proxy) Close() {
 	p.ln.Close()
 	p.mu.Lock()
-	p.closed = true
+	if !p.closed {
+		p.closed = true
+		close(p.done)
+	}
 	p.mu.Unlock()
 	p.CutAll()
 	p.wg.Wait()
+}
+
+// Stall stops forwarding, both ways, without closing anything: what either
+// end sends from now on is read and held, as by a server that stopped
+// answering (frozen, or cut off by a network that drops packets), until
+// Resume. Connections still open and are accepted meanwhile. While
+// stalled, a connection cut by CutAll is closed at both ends at once, but
+// its goroutines wait for Resume or Close.
+func (p *Proxy) Stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stalled == nil {
+		p.stalled = make(chan struct{})
+	}
+}
+
+// Resume forwards again what Stall held, and what follows.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stalled != nil {
+		close(p.stalled)
+		p.stalled = nil
+	}
+}
+
+// flowing waits while the proxy is stalled, and reports false if it was
+// closed meanwhile.
+func (p *Proxy) flowing() bool {
+	p.mu.Lock()
+	stalled := p.stalled
+	p.mu.Unlock()
+	if stalled == nil {
+		return true
+	}
+	select {
+	case <-stalled:
+		return true
+	case <-p.done:
+		return false
+	}
 }
 
 // CutAll drops every connection through the proxy, as a server that
@@ -115,10 +161,25 @@ func (p *Proxy) track(a, b net.Conn) bool {
 }
 
 // pipe copies from src to dst until either fails, then closes both, so
-// that an end closed on one side is closed on the other.
+// that an end closed on one side is closed on the other. While the proxy
+// is stalled, what it reads waits.
 func (p *Proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
-	io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !p.flowing() {
+				break
+			}
+			if _, err := dst.Write(buf[:n]); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	dst.Close()
 	src.Close()
 	p.mu.Lock()

@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -123,6 +125,58 @@ func TestProxy(t *testing.T) {
 	p.Close()
 	if _, err := net.Dial("tcp", p.Addr()); err == nil {
 		t.Error("dial after Close succeeded")
+	}
+}
+
+// TestProxyStall checks that a stalled proxy holds what it reads, both
+// ways, until Resume, and that Close ends its goroutines while stalled.
+func TestProxyStall(t *testing.T) {
+	CheckGoroutines(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer ln.Close()
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				io.Copy(c, c)
+			})
+		}
+	})
+
+	p := StartProxy(t, "127.0.0.1:0", ln.Addr().String())
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	p.Stall()
+	c.Write([]byte("held\n"))
+	// A stalled proxy forwards nothing: this read can only fail by
+	// timing out, however slow the machine.
+	c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if line, err := r.ReadString('\n'); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read through a stalled proxy: %q, %v; want a timeout", line, err)
+	}
+	p.Resume()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "held\n" {
+		t.Fatalf("read after Resume: %q, %v; want held", line, err)
+	}
+	p.Stall()
+	c.Write([]byte("never\n"))
+	p.Close()
+	if _, err := r.ReadString('\n'); err == nil {
+		t.Error("read after Close succeeded")
 	}
 }
 
