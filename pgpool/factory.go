@@ -2,13 +2,14 @@ package pgpool
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"sync/atomic"
 	"time"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -30,18 +31,11 @@ type pooledConn struct {
 	// told how long the connection sat idle.
 	idleSince atomic.Int64
 
-	// use says whether the pool's health check is pinging the connection,
-	// so that a Destroy that comes meanwhile leaves the connection to the
-	// ping's goroutine (see factory.Destroy).
-	use atomic.Int32
+	// socket is the network connection under the pgx.Conn, which
+	// Destroy may close while the health check's ping runs (guard).
+	socket net.Conn
+	guard  adapter.TestGuard
 }
-
-// The values of pooledConn.use.
-const (
-	connHeld      int32 = iota // by the pool, or by whoever it lent it to
-	connTesting                // the health check is pinging it
-	connAbandoned              // destroyed while the ping ran: the ping's goroutine closes it
-)
 
 // factory makes, checks and closes the pool's connections.
 type factory struct {
@@ -50,7 +44,7 @@ type factory struct {
 	afterConnect  func(context.Context, *pgx.Conn) error
 	beforeClose   func(*pgx.Conn)
 	values        context.Context // New's context, whose values connects see
-	clock         *clock
+	clock         *adapter.Clock
 	trackIdle     bool // keep pooledConn.idleSince, for ShouldPing
 }
 
@@ -82,8 +76,8 @@ func (f *factory) Create(ctx context.Context) (*pooledConn, error) {
 			return nil, err
 		}
 	}
-	c := &pooledConn{Conn: conn}
-	c.seen.Store(f.clock.now.Load())
+	c := &pooledConn{Conn: conn, socket: adapter.Socket(conn.PgConn().Conn())}
+	c.seen.Store(f.clock.Now())
 	if f.trackIdle {
 		c.idleSince.Store(time.Now().UnixNano())
 	}
@@ -98,13 +92,9 @@ func (f *factory) Create(ctx context.Context) (*pooledConn, error) {
 // pgx.Conn must not be used by two goroutines at once. Destroy then only
 // closes the socket, which is safe from any goroutine and makes the ping
 // fail at once; the ping's goroutine says goodbye and closes the
-// connection when the ping returns (Test).
+// connection when the ping returns (Test, adapter.TestGuard).
 func (f *factory) Destroy(c *pooledConn) {
-	if c.use.CompareAndSwap(connTesting, connAbandoned) {
-		cutSocket(c)
-		return
-	}
-	f.close(c)
+	c.guard.Destroy(c.socket, func() { f.close(c) })
 }
 
 // close runs BeforeClose and closes the connection, bounded by
@@ -116,17 +106,6 @@ func (f *factory) close(c *pooledConn) {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	c.Close(ctx)
-}
-
-// cutSocket closes the connection's socket, under TLS too: closing a
-// tls.Conn would send an alert, which could wait behind the write that is
-// stuck.
-func cutSocket(c *pooledConn) {
-	nc := c.PgConn().Conn()
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	nc.Close()
 }
 
 var (
@@ -172,18 +151,15 @@ func fitForReuse(c *pooledConn) error {
 
 // Test pings the server, for the health check. If the pool destroyed the
 // connection meanwhile, because the ping outlived TestTimeout, Destroy has
-// cut its socket and left the rest to Test: it closes the connection
-// here, now that no one else uses it.
+// cut its socket and left the rest to Test, which closes the connection
+// once the ping has returned, now that no one else uses it.
 func (f *factory) Test(ctx context.Context, c *pooledConn) error {
-	c.use.Store(connTesting)
-	err := c.Ping(ctx)
-	if !c.use.CompareAndSwap(connTesting, connHeld) {
-		f.close(c)
-	}
-	if err != nil {
-		return fmt.Errorf("pgpool: ping: %w", err)
-	}
-	return nil
+	return c.guard.Test(func() error {
+		if err := c.Ping(ctx); err != nil {
+			return fmt.Errorf("pgpool: ping: %w", err)
+		}
+		return nil
+	}, func() { f.close(c) })
 }
 
 // valuesFrom is a context whose values are those of values, then of the

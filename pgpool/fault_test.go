@@ -72,6 +72,32 @@ func tuneAs(c *Config, tune func(*actorpool.Config)) {
 	c.Pool = a
 }
 
+// holdAll has n callers take a connection each and hold it until all n are
+// out, so that every idle connection is taken, and looked at, whatever
+// order the takes come in; each then runs use on its connection. No take
+// and no use may fail.
+func holdAll(t *testing.T, ctx context.Context, p *Pool, n int, use func(*Conn) error) {
+	t.Helper()
+	var held, wg sync.WaitGroup
+	held.Add(n)
+	for range n {
+		wg.Go(func() {
+			c, err := p.Acquire(ctx)
+			held.Done()
+			if err != nil {
+				t.Errorf("Acquire: %v", err)
+				return
+			}
+			defer c.Release()
+			held.Wait()
+			if err := use(c); err != nil {
+				t.Errorf("a call on a connection the pool handed out: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // pgAdmin looks at and ends sessions by their application_name.
 type pgAdmin struct {
 	t   testing.TB
@@ -137,25 +163,8 @@ func TestFaultTerminateIdle(t *testing.T) {
 			}
 			testenv.Eventually(t, 20*time.Second, "the sessions to end", func() bool { return len(backends(t, adm, name)) == n-killed })
 
-			p.clock.tick()
-			var held, wg sync.WaitGroup
-			held.Add(n)
-			for range n {
-				wg.Go(func() {
-					c, err := p.Acquire(ctx)
-					held.Done()
-					if err != nil {
-						t.Errorf("Acquire after %d of %d idle sessions were ended: %v", killed, n, err)
-						return
-					}
-					defer c.Release()
-					held.Wait()
-					if err := c.Ping(ctx); err != nil {
-						t.Errorf("Ping after %d of %d idle sessions were ended: %v", killed, n, err)
-					}
-				})
-			}
-			wg.Wait()
+			p.clock.Tick()
+			holdAll(t, ctx, p, n, func(c *Conn) error { return c.Ping(ctx) })
 			// Destroys are counted when they end, on goroutines of the pool.
 			testenv.Eventually(t, 10*time.Second, "the ended sessions' connections to be destroyed", func() bool {
 				return p.Stats().DestroyedBy.Invalid >= killed
@@ -170,7 +179,9 @@ func TestFaultTerminateIdle(t *testing.T) {
 
 // TestFaultRestartIdle restarts the server under a pool of idle
 // connections: once the pool's clock has ticked, the pool finds every
-// dead one before handing it out, and no caller gets an error.
+// dead one before handing it out, and no caller gets an error; the
+// callers hold their connections until all are out, as in
+// TestFaultTerminateIdle, so that every dead one is taken.
 func TestFaultRestartIdle(t *testing.T) {
 	srv := testenv.PrivatePostgres(t)
 	testenv.CheckGoroutines(t)
@@ -180,19 +191,16 @@ func TestFaultRestartIdle(t *testing.T) {
 	srv.Stop()
 	srv.Start()
 
-	p.clock.tick()
+	p.clock.Tick()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var wg sync.WaitGroup
-	for range 2 * n {
-		wg.Go(func() {
-			var one int
-			if err := p.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
-				t.Errorf("query after a restart: %v", err)
-			}
-		})
-	}
-	wg.Wait()
+	holdAll(t, ctx, p, n, func(c *Conn) error {
+		var one int
+		return c.QueryRow(ctx, "SELECT 1").Scan(&one)
+	})
+	testenv.Eventually(t, 10*time.Second, "the dead connections to be destroyed", func() bool {
+		return p.Stats().DestroyedBy.Invalid >= n
+	})
 	if st := p.Stats(); st.DestroyedBy.Invalid != n {
 		t.Errorf("destroyed as invalid: %d, want %d", st.DestroyedBy.Invalid, n)
 	}

@@ -22,7 +22,7 @@ var (
 // load per take and give-back; a connection taken again within a tick is
 // not looked at.
 func (f *factory) checkIdle(c *pooledConn) error {
-	now := f.clock.now.Load()
+	now := f.clock.Now()
 	if c.seen.Load() == now {
 		return nil
 	}

@@ -3,39 +3,11 @@ package pgpool
 import (
 	"context"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/actorpool/actorpool/internal/sockpeek"
 	"github.com/actorpool/actorpool/internal/testenv"
 )
-
-// TestClock checks that the pool's clock ticks once per period until it
-// is closed, and that a clock of period zero ticks only when told.
-func TestClock(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		c := newClock(time.Second)
-		time.Sleep(2500 * time.Millisecond)
-		if n := c.now.Load(); n != 2 {
-			t.Errorf("ticks after 2.5 s: %d, want 2", n)
-		}
-		c.close()
-		c.close()
-		time.Sleep(5 * time.Second)
-		if n := c.now.Load(); n != 2 {
-			t.Errorf("ticks after close: %d, want still 2", n)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		c := newClock(0)
-		time.Sleep(time.Hour)
-		c.tick()
-		if n := c.now.Load(); n != 1 {
-			t.Errorf("ticks of a still clock told to tick once: %d, want 1", n)
-		}
-		c.close()
-	})
-}
 
 // TestPostgresIdleCheck checks, on a pool of one, that a connection taken
 // again within a tick of the pool's clock is not looked at — its dead
@@ -66,7 +38,7 @@ func TestPostgresIdleCheck(t *testing.T) {
 		t.Fatal("Ping on a session ended within the tick succeeded: the pool looked at a connection it had just seen")
 	}
 	terminate()
-	p.clock.tick()
+	p.clock.Tick()
 	if err := p.Ping(ctx); err != nil {
 		t.Fatalf("Ping after the clock ticked: %v, want the dead session found and replaced", err)
 	}
@@ -105,7 +77,7 @@ func TestPostgresIdleCheckKeepsNotification(t *testing.T) {
 		return waiting
 	})
 
-	p.clock.tick()
+	p.clock.Tick()
 	c, err = p.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,11 +32,11 @@ func testLogger(t testing.TB) *slog.Logger {
 // application_name, with pool set by tune, closed when t ends.
 func newPGPool(t testing.TB, dsn, name string, tune func(c *Config)) *Pool {
 	t.Helper()
-	return openPGPool(t, dsn, name, idleTick, tune)
+	return openPGPool(t, dsn, name, adapter.IdleTick, tune)
 }
 
 // newPGPoolStill is newPGPool with a clock that ticks only when the test
-// calls p.clock.tick.
+// calls p.clock.Tick.
 func newPGPoolStill(t testing.TB, dsn, name string, tune func(c *Config)) *Pool {
 	t.Helper()
 	return openPGPool(t, dsn, name, 0, tune)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -15,7 +16,7 @@ import (
 type Pool struct {
 	pool  *actorpool.Pool[*pooledConn]
 	cfg   *Config // a copy of the Config it was made with, as given
-	clock *clock
+	clock *adapter.Clock
 
 	maxConns      int
 	prepare       func(context.Context, *pgx.Conn) (bool, error)
@@ -53,7 +54,7 @@ func New(ctx context.Context, connString string) (*Pool, error) {
 // afterwards changes nothing; Config.BeforeConnect is how each connect
 // gets what changes, such as a rotated password.
 func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
-	return newPool(ctx, cfg, idleTick)
+	return newPool(ctx, cfg, adapter.IdleTick)
 }
 
 var errNotParsed = errors.New("pgpool: the Config was not made by ParseConfig, which sets its defaults: make it with ParseConfig and change it after")
@@ -83,7 +84,7 @@ func newPool(ctx context.Context, cfg *Config, tick time.Duration) (*Pool, error
 	}
 	p.acquireTracer, _ = cfg.ConnConfig.Tracer.(AcquireTracer)
 	p.releaseTracer, _ = cfg.ConnConfig.Tracer.(ReleaseTracer)
-	p.clock = newClock(tick)
+	p.clock = adapter.NewClock(tick)
 	f := &factory{
 		cc:            cfg.ConnConfig.Copy(),
 		beforeConnect: cfg.BeforeConnect,
@@ -95,7 +96,7 @@ func newPool(ctx context.Context, cfg *Config, tick time.Duration) (*Pool, error
 	}
 	p.pool, err = actorpool.New[*pooledConn](f, pc)
 	if err != nil {
-		p.clock.close()
+		p.clock.Close()
 		return nil, err
 	}
 	return p, nil
@@ -207,7 +208,7 @@ func (p *Pool) Ping(ctx context.Context) error {
 // until a context ends. A second call waits the same way.
 func (p *Pool) Close() {
 	p.pool.Close(context.Background())
-	p.clock.close()
+	p.clock.Close()
 }
 
 // Shutdown is Close, waiting only until ctx ends for connections still in
@@ -215,7 +216,7 @@ func (p *Pool) Close() {
 // closed when given back. No goroutine of the pool is left once they are.
 func (p *Pool) Shutdown(ctx context.Context) error {
 	err := p.pool.Close(ctx)
-	p.clock.close()
+	p.clock.Close()
 	return err
 }
 
