@@ -295,6 +295,204 @@ func TestRecoveryAfterOutage(t *testing.T) {
 	})
 }
 
+// TestRecoveryAfterStall runs 64 clients, with 1s deadlines, on a pool of
+// 16 whose server freezes for 5s, as a server whose processes are all
+// stopped (SIGSTOP) does: nothing fails, nothing answers. Each call in
+// flight hangs until its deadline, where the client cuts it and the
+// connection is lost (pgx closes a connection whose statement it cut),
+// and each connect hangs until the server thaws, then completes. The pool
+// must replace every lost object with a create that waits in the server's
+// queue, one per object and no more, so that the creates in flight when
+// the server thaws are enough to fill it; be full one connect after the
+// thaw, and as fast as before it; and serve the takes that were waiting.
+// It models BenchmarkStall's event=freeze (bench module) on a real
+// PostgreSQL; a pool that treated the hung creates as failures, and
+// probed, would have one create in flight at the thaw and be full a
+// connect later.
+func TestRecoveryAfterStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			clients  = 64
+			size     = 16
+			deadline = time.Second
+			connect  = 20 * time.Millisecond // a create's cost while the server answers
+			query    = 5 * time.Millisecond
+			frozen   = 5 * time.Second
+		)
+		var mu sync.Mutex
+		var attempts, successes, ok []time.Time
+		thawed := make(chan struct{})
+		var frozenAt time.Time // zero until the freeze; guarded by mu
+		isFrozen := func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			select {
+			case <-thawed:
+				return false
+			default:
+				return !frozenAt.IsZero()
+			}
+		}
+		f := &factory{create: func(ctx context.Context, id int) error {
+			mu.Lock()
+			attempts = append(attempts, time.Now())
+			mu.Unlock()
+			if isFrozen() {
+				select {
+				case <-thawed:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			time.Sleep(connect)
+			mu.Lock()
+			successes = append(successes, time.Now())
+			mu.Unlock()
+			return nil
+		}}
+		p := newPool(t, f, Config{MaxObjects: size})
+
+		type take struct {
+			start, end time.Time
+			err        error
+		}
+		var takes []take
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range clients {
+			pause := time.Duration(5+3*i) * time.Millisecond
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), deadline)
+					start := time.Now()
+					l, err := p.Acquire(ctx)
+					end := time.Now()
+					mu.Lock()
+					takes = append(takes, take{start, end, err})
+					mu.Unlock()
+					if err != nil {
+						cancel()
+						time.Sleep(pause)
+						continue
+					}
+					if isFrozen() {
+						select {
+						case <-thawed:
+						case <-ctx.Done():
+							// The client cuts the call, and with it the
+							// connection: given back, it fails Validate.
+							l.Value().broken.Store(true)
+						}
+					}
+					if !l.Value().broken.Load() {
+						time.Sleep(query)
+						mu.Lock()
+						ok = append(ok, time.Now())
+						mu.Unlock()
+					}
+					cancel()
+					l.Release()
+				}
+			})
+		}
+
+		time.Sleep(time.Second)
+		mu.Lock()
+		frozenAt = time.Now()
+		mu.Unlock()
+		time.Sleep(frozen)
+		inFlight := p.Stats().Creating
+		mu.Lock()
+		close(thawed)
+		thawAt := time.Now()
+		mu.Unlock()
+		time.Sleep(time.Second)
+		close(stop)
+		wg.Wait()
+
+		mu.Lock()
+		defer mu.Unlock()
+		var whileFrozen int
+		for _, at := range attempts {
+			if !at.Before(frozenAt) && at.Before(thawAt) {
+				whileFrozen++
+			}
+		}
+		// One create per lost object, in flight until the thaw: enough to
+		// fill the pool, and no storm of connects on a server that does
+		// not answer.
+		if whileFrozen != size || inFlight != size {
+			t.Errorf("%d creates started while the server was frozen, %d in flight when it thawed; want %d and %d, one per lost object",
+				whileFrozen, inFlight, size, size)
+		}
+		var back []time.Time
+		for _, at := range successes {
+			if at.After(thawAt) {
+				back = append(back, at)
+			}
+		}
+		if len(back) != size {
+			t.Fatalf("%d objects created after the thaw, want %d: one per slot, no more", len(back), size)
+		}
+		if d := back[size-1].Sub(thawAt); d > connect {
+			t.Errorf("pool full %v after the thaw, want within one connect, %v", d, connect)
+		}
+		// As fast as before the freeze from one connect after the thaw:
+		// every 100ms of the second that follows carries at least 90% of
+		// the calls of the 100ms before the freeze.
+		count := func(from time.Time) (n int) {
+			for _, at := range ok {
+				if !at.Before(from) && at.Before(from.Add(100*time.Millisecond)) {
+					n++
+				}
+			}
+			return n
+		}
+		base := count(frozenAt.Add(-100 * time.Millisecond))
+		for at := thawAt.Add(connect); !at.Add(100 * time.Millisecond).After(thawAt.Add(time.Second)); at = at.Add(100 * time.Millisecond) {
+			if n := count(at); 10*n < 9*base {
+				t.Errorf("%d calls in the 100ms from %v after the thaw, want at least 90%% of the %d before the freeze",
+					n, at.Sub(thawAt), base)
+			}
+		}
+		// Every take ends by its deadline, and one waiting at the thaw
+		// with more than 100ms left is served.
+		var waiting, failed, late int
+		var firstErr error
+		for _, tk := range takes {
+			if tk.end.Sub(tk.start) > deadline {
+				late++
+			}
+			if tk.start.Before(thawAt) && tk.end.After(thawAt) && tk.start.Add(deadline).Sub(thawAt) > 100*time.Millisecond {
+				waiting++
+				if tk.err != nil {
+					failed++
+					firstErr = cmp.Or(firstErr, tk.err)
+				}
+			}
+		}
+		if late > 0 {
+			t.Errorf("%d takes ended after their deadline", late)
+		}
+		if failed > 0 {
+			t.Errorf("%d of the %d takes waiting when the server thawed failed, the first with: %v", failed, waiting, firstErr)
+		}
+		if waiting < clients/2 {
+			t.Errorf("only %d takes were waiting when the server thawed; the test did not exercise recovery", waiting)
+		}
+		if m := f.max(); m > size {
+			t.Errorf("%d objects alive or being created at once, more than MaxObjects %d", m, size)
+		}
+		t.Logf("%d creates started while frozen, %d in flight at the thaw; pool full %v after it; %d calls in 100ms before the freeze; %d takes waiting at the thaw, %d failed",
+			whileFrozen, inFlight, back[size-1].Sub(thawAt), base, waiting, failed)
+	})
+}
+
 func TestCreatesRunInParallel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &factory{create: func(ctx context.Context, id int) error {
