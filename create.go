@@ -80,12 +80,13 @@ func (k *keeper[T]) maintain() {
 // idle or MinObjects alive, counting pending creates as done.
 func (k *keeper[T]) belowMinimum(pending int) bool {
 	cfg := &k.p.cfg
+	if cfg.MinObjects == 0 && cfg.MinIdle == 0 {
+		return false
+	}
+	c := k.p.census()
 	// Objects being destroyed are still counted alive, holding their
 	// place in MaxObjects, but they are not kept.
-	if cfg.MinObjects > 0 && k.alive-k.p.census().leaving < cfg.MinObjects {
-		return true
-	}
-	return cfg.MinIdle > 0 && k.p.census().idle+pending < cfg.MinIdle
+	return k.alive-c.leaving < cfg.MinObjects || c.idle+pending < cfg.MinIdle
 }
 
 // pendingCreates counts the creates in flight that will bring a usable

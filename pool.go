@@ -99,10 +99,9 @@ func (p *Pool[T]) TryAcquire() (Lease[T], error) {
 }
 
 // AcquireIdle takes an idle object if one is ready and reports whether it
-// did. Unlike TryAcquire it never asks for a new object, and unlike
-// Acquire it never hands out the object of a With on any context: it is
-// for sweeping every idle object at once, to keep connections alive or to
-// run a statement on each.
+// did. Unlike TryAcquire it never asks for a new object: it is for
+// sweeping every idle object at once, to keep connections alive or to run
+// a statement on each, without growing the pool.
 func (p *Pool[T]) AcquireIdle() (Lease[T], bool) {
 	if p.closed.Load() {
 		return Lease[T]{}, false

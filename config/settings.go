@@ -25,8 +25,10 @@ type setting[C any] struct {
 var poolSettings = []setting[actorpool.Config]{
 	intSetting("max_objects", "MaxObjects", func(c *actorpool.Config) *int { return &c.MaxObjects }),
 	intSetting("min_idle", "MinIdle", func(c *actorpool.Config) *int { return &c.MinIdle }),
+	intSetting("min_objects", "MinObjects", func(c *actorpool.Config) *int { return &c.MinObjects }),
 	durationSetting("max_idle_time", "MaxIdleTime", func(c *actorpool.Config) *time.Duration { return &c.MaxIdleTime }),
 	durationSetting("max_lifetime", "MaxLifetime", func(c *actorpool.Config) *time.Duration { return &c.MaxLifetime }),
+	durationSetting("lifetime_jitter", "LifetimeJitter", func(c *actorpool.Config) *time.Duration { return &c.LifetimeJitter }),
 	intSetting("max_queue_size", "MaxQueueSize", func(c *actorpool.Config) *int { return &c.MaxQueueSize }),
 	durationSetting("create_timeout", "CreateTimeout", func(c *actorpool.Config) *time.Duration { return &c.CreateTimeout }),
 	durationSetting("test_timeout", "TestTimeout", func(c *actorpool.Config) *time.Duration { return &c.TestTimeout }),

@@ -62,6 +62,11 @@ func (b *postgresBackend) pool(cfg actorpool.Config) (*pgpool.Pool, error) {
 	pc.MinIdleConns = int32(cfg.MinIdle)
 	pc.MaxConnIdleTime = cfg.MaxIdleTime
 	pc.MaxConnLifetime = cfg.MaxLifetime
+	if j := cfg.LifetimeJitter; j > 0 {
+		// actorpool takes up to the jitter off the lifetime, pgpool adds
+		// it, as pgxpool does.
+		pc.MaxConnLifetime, pc.MaxConnLifetimeJitter = cfg.MaxLifetime-j, j
+	}
 	pc.PingTimeout = cfg.TestTimeout
 	pc.HealthCheckPeriod = cfg.ValidationInterval
 	cfg.MaxObjects, cfg.MinObjects, cfg.MinIdle = 0, 0, 0
