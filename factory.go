@@ -11,7 +11,8 @@ import "context"
 // The pool calls Create from goroutines of its own, never while it holds a
 // lock, so it may do I/O and take as long as its context allows. Destroy is
 // called exactly once for every object Create returned, from a goroutine
-// of the pool. A factory's methods run concurrently on different objects.
+// of the pool, unless a holder took the object out of the pool with
+// Lease.Hijack: that object is the holder's to destroy. A factory's methods run concurrently on different objects.
 //
 // On one object, the pool calls the methods one at a time, with one
 // exception: Destroy may run while Test still runs. When Test outlives
