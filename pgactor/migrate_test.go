@@ -2,9 +2,12 @@ package pgactor
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
@@ -181,4 +184,69 @@ func TestMigrateFromVersion1(t *testing.T) {
 		s, err := a.Stats(ctx)
 		return err == nil && s.Completed == 3 && s.Lost == 1
 	})
+}
+
+// releasedMigrations are the SHA-256 sums of the migrations released, by
+// version. A released migration has run on servers and is never changed:
+// a change goes in a new migration, whose sum is added here when it is
+// released.
+var releasedMigrations = map[int]string{
+	1: "0fbc41b16b0229500ff7e46cee90376f00309f86078e751fa0b529161fb52d22",
+	2: "ef1a1a8798b9ca2b20fe01c635fd4f2726ec9438e65bede52382fda164ef9796",
+}
+
+// TestMigrationsReleased checks that no released migration's text has
+// changed, and that every migration is listed as released.
+func TestMigrationsReleased(t *testing.T) {
+	for v := 1; v < len(migrations); v++ {
+		want, ok := releasedMigrations[v]
+		if !ok {
+			t.Errorf("migration %d is not in releasedMigrations: add its sum, %x, when it is released", v, sha256.Sum256([]byte(migrations[v])))
+			continue
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256([]byte(migrations[v]))); got != want {
+			t.Errorf("released migration %d changed: its SHA-256 is %s, was %s; put the change in a new migration", v, got, want)
+		}
+	}
+	for v := range releasedMigrations {
+		if v >= len(migrations) {
+			t.Errorf("released migration %d is missing", v)
+		}
+	}
+}
+
+// TestMigrationFiles checks that SchemaVersion is the last migration, and
+// that loadMigrations refuses a folder whose files are misnamed or leave a
+// version out.
+func TestMigrationFiles(t *testing.T) {
+	if SchemaVersion != len(migrations)-1 {
+		t.Errorf("SchemaVersion is %d, but migrations/ holds %d migrations", SchemaVersion, len(migrations)-1)
+	}
+	sql := &fstest.MapFile{Data: []byte("SELECT 1;")}
+	for _, tt := range []struct {
+		files   []string
+		refused bool
+	}{
+		{[]string{"0001_a.sql", "0002_b.sql"}, false},
+		{[]string{"0001_a.sql", "0003_c.sql"}, true},
+		{[]string{"0002_b.sql"}, true},
+		{[]string{"1_a.sql"}, true},
+		{[]string{"0001.sql"}, true},
+		{[]string{"0001_a.sql", "0001_b.sql"}, true},
+	} {
+		fsys := fstest.MapFS{}
+		for _, f := range tt.files {
+			fsys["migrations/"+f] = sql
+		}
+		func() {
+			defer func() {
+				if v := recover(); (v != nil) != tt.refused {
+					t.Errorf("loadMigrations(%v): panic %v, want refused %v", tt.files, v, tt.refused)
+				}
+			}()
+			if got := loadMigrations(fsys); len(got) != len(tt.files)+1 {
+				t.Errorf("loadMigrations(%v) = %d migrations", tt.files, len(got)-1)
+			}
+		}()
+	}
 }

@@ -55,70 +55,10 @@ SELECT id`
 	// available, then in the order sent; skips tasks another worker is
 	// taking; gives them lease $4 µs to owner $3. A task taken while
 	// another owner's lease had run out counts as lost. It runs in the
-	// function fetchFunction makes, whose plan walks tasks_fetch in order
-	// and stops after $2 rows, whatever the planner's statistics say.
+	// function migration 2 made (see migrationFiles), whose plan walks
+	// tasks_fetch in order and stops after $2 rows, whatever the
+	// planner's statistics say.
 	sqlFetch = `SELECT * FROM {s}.fetch($1, $2, $3, $4)`
-
-	// fetchFunctionV1 is {s}.fetch as migration 1 made it, never changed
-	// since. It sorts nothing: without
-	// statistics — a table filled faster than ANALYZE runs, on a server
-	// whose autovacuum is off — the planner would guess few rows due and
-	// sort them all, every fetch, rather than read the index in order.
-	fetchFunctionV1 = `CREATE FUNCTION {s}.fetch(p_actor text, p_limit integer, p_owner text, p_lease_us bigint)
-RETURNS TABLE (task_id bigint, task_type text, task_payload bytea, task_enqueued timestamptz,
-	task_attempt integer, task_runs integer, task_lost integer, task_canceled boolean)
-LANGUAGE sql VOLATILE SET enable_sort = off AS $$
-WITH picked AS (
-	SELECT id, owner IS NOT NULL AS was_lost FROM {s}.tasks
-	WHERE actor = $1 AND available_at <= now()
-	ORDER BY priority DESC, available_at, id
-	LIMIT $2
-	FOR UPDATE SKIP LOCKED
-), upd AS (
-	UPDATE {s}.tasks t SET owner = $3, runs = t.runs + 1, attempt = t.attempt + 1,
-		lost = t.lost + picked.was_lost::int, started_at = now(),
-		available_at = now() + $4 * interval '1 microsecond'
-	FROM picked WHERE t.id = picked.id
-	RETURNING t.id, t.type, t.payload, t.enqueued_at, t.attempt, t.runs, t.lost, t.canceled, picked.was_lost
-), c AS (
-	INSERT INTO {s}.counts (actor, lost) SELECT $1, count(*) FROM upd WHERE was_lost HAVING count(*) > 0
-)
-SELECT id, type, payload, enqueued_at, attempt, runs, lost, canceled FROM upd
-$$`
-
-	// fetchFunction is {s}.fetch as migration 2 makes it: fetchFunctionV1,
-	// whose update finds each locked row by its ctid rather than by its id
-	// in the primary key. The row is locked, so its ctid cannot change
-	// before the update, and a TID scan reads one heap page where the
-	// primary key's lookup reads three more: the fetch of 100 tasks reads
-	// 955 buffers instead of 1090, in 0.6 ms instead of 0.9. A SQL
-	// function's statements are planned without the values of its
-	// parameters, so once the table has statistics the planner takes
-	// LIMIT p_limit for a tenth of the table and would join the update to
-	// the picked rows by hashing a sequential scan of the whole table
-	// (TestFetchScansNoTable); hash and merge joins are off so that it
-	// takes each picked row by its ctid.
-	fetchFunction = `CREATE OR REPLACE FUNCTION {s}.fetch(p_actor text, p_limit integer, p_owner text, p_lease_us bigint)
-RETURNS TABLE (task_id bigint, task_type text, task_payload bytea, task_enqueued timestamptz,
-	task_attempt integer, task_runs integer, task_lost integer, task_canceled boolean)
-LANGUAGE sql VOLATILE SET enable_sort = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
-WITH picked AS (
-	SELECT ctid, owner IS NOT NULL AS was_lost FROM {s}.tasks
-	WHERE actor = $1 AND available_at <= now()
-	ORDER BY priority DESC, available_at, id
-	LIMIT $2
-	FOR UPDATE SKIP LOCKED
-), upd AS (
-	UPDATE {s}.tasks t SET owner = $3, runs = t.runs + 1, attempt = t.attempt + 1,
-		lost = t.lost + picked.was_lost::int, started_at = now(),
-		available_at = now() + $4 * interval '1 microsecond'
-	FROM picked WHERE t.ctid = picked.ctid
-	RETURNING t.id, t.type, t.payload, t.enqueued_at, t.attempt, t.runs, t.lost, t.canceled, picked.was_lost
-), c AS (
-	INSERT INTO {s}.counts (actor, lost) SELECT $1, count(*) FROM upd WHERE was_lost HAVING count(*) > 0
-)
-SELECT id, type, payload, enqueued_at, attempt, runs, lost, canceled FROM upd
-$$`
 
 	// sqlComplete deletes the completed tasks ($1 ids, $2 runs) still
 	// leased to owner $3, counts them for actor $4, and returns their ids.
