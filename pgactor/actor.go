@@ -33,9 +33,7 @@ type Actor[T any] struct {
 	typ     string // default task type: the payload's Go type
 	onError func(*actor.TaskError)
 	log     *slog.Logger
-	owner   string // this instance's name in the owner column of the tasks it holds
-	channel string // the schema's notification channel
-	q       queries
+	store   *store // runs every statement
 
 	notifier notifier
 	unlisten func() // ends the subscription to the schema's listener; nil without one
@@ -46,7 +44,7 @@ type Actor[T any] struct {
 	stopNow  context.CancelFunc
 	wake     chan struct{}     // a task may be due: a notification, a local send, a retry due
 	free     chan struct{}     // a worker became idle
-	tasks    chan *run[T]      // the pump's tasks for idle workers; closed when it fetches no more
+	tasks    chan *lease       // the pump's tasks for idle workers; closed when it fetches no more
 	done     chan *settling[T] // completions and give-backs for the pump
 	keeper   chan struct{}     // closed by Close once the workers are done: the pump stops
 	pumpExit chan struct{}     // closed as the pump returns
@@ -60,9 +58,9 @@ type Actor[T any] struct {
 	pending      int        // places for new workers held by the rounds in flight
 	busy         int        // workers with a task
 	nextWorker   int
-	leases       map[int64]*run[T] // tasks this instance holds, by id
-	wakeAt       time.Time         // the earliest retry this instance scheduled, for the fetcher
-	keeperClosed bool              // the pump takes no more work
+	leases       map[int64]*lease // tasks this instance holds, by id
+	wakeAt       time.Time        // the earliest retry this instance scheduled, for the fetcher
+	keeperClosed bool             // the pump takes no more work
 
 	closeOnce sync.Once
 	closeErr  error
@@ -103,7 +101,8 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 	if err := checkVersion(ctx, pool, set.schema); err != nil {
 		return nil, fmt.Errorf("pgactor.New(%q): %w", name, err)
 	}
-	if _, err := pool.Exec(ctx, expand(set.schema, sqlRegister), name); err != nil {
+	st := &store{pool: pool, schema: set.schema, actor: name, owner: ownerName(), channel: channelName(set.schema)}
+	if err := st.register(ctx); err != nil {
 		return nil, fmt.Errorf("pgactor.New(%q): register the actor: %w", name, err)
 	}
 	a := &Actor[T]{
@@ -115,17 +114,15 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		typ:      reflect.TypeFor[T]().String(),
 		onError:  cfg.OnError,
 		log:      cfg.Logger,
-		owner:    ownerName(),
-		channel:  channelName(set.schema),
-		q:        newQueries(set.schema),
+		store:    st,
 		stop:     make(chan struct{}),
 		wake:     make(chan struct{}, 1),
 		free:     make(chan struct{}, 1),
-		tasks:    make(chan *run[T]),
+		tasks:    make(chan *lease),
 		done:     make(chan *settling[T], set.max+1),
 		keeper:   make(chan struct{}),
 		pumpExit: make(chan struct{}),
-		leases:   make(map[int64]*run[T]),
+		leases:   make(map[int64]*lease),
 	}
 	a.stopCtx, a.stopNow = context.WithCancel(context.Background())
 	if a.codec == nil {
@@ -137,10 +134,10 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 	if a.onError == nil {
 		a.onError = a.logFailure
 	}
-	a.notifier = notifier{pool: pool, channel: a.channel, actor: name, log: a.log, window: notifyWindow}
+	a.notifier = notifier{store: st, log: a.log, window: notifyWindow}
 	if handler != nil {
 		if set.listen {
-			a.unlisten = subscribe(pool, a.channel, name, a.wake, a.log)
+			a.unlisten = subscribe(pool, st.channel, name, a.wake, a.log)
 		}
 		a.mu.Lock()
 		for range set.min {
@@ -244,22 +241,6 @@ func (a *Actor[T]) stopWorkers(ctx context.Context) error {
 	close(a.keeper)
 	<-a.pumpExit
 	return a.giveBackAll()
-}
-
-// running returns how many tasks this instance holds.
-func (a *Actor[T]) running() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.leases)
-}
-
-// cancelAll cancels the context of every task this instance holds.
-func (a *Actor[T]) cancelAll(cause error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, r := range a.leases {
-		r.cancel(cause)
-	}
 }
 
 // poke wakes the fetcher.

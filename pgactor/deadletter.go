@@ -84,45 +84,26 @@ type LetterFilter struct {
 // order of their IDs. To read them all, pass the last ID of each page as
 // the next page's AfterID.
 func (a *Actor[T]) DeadLetters(ctx context.Context, f LetterFilter) ([]DeadLetter[T], error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	reason := ""
-	if f.Reason != 0 {
-		reason = f.Reason.String()
-	}
-	rows, err := a.pool.Query(ctx, a.q.deadLetters, a.name, int64(f.AfterID), reason, f.Type, limit)
+	stored, err := a.store.deadLetters(ctx, f)
 	if err != nil {
 		return nil, a.readErr("read dead letters", err)
 	}
-	defer rows.Close()
 	var letters []DeadLetter[T]
-	for rows.Next() {
-		var (
-			id            int64
-			key, lastErr  *string
-			reasonName    string
-			started, dead *time.Time
-			l             = DeadLetter[T]{Actor: a.name}
-		)
-		if err := rows.Scan(&id, &l.Task.Type, &l.Raw, &l.Priority, &key, &l.Task.Enqueued, &l.Attempts, &l.Lost,
-			&reasonName, &lastErr, &started, &dead); err != nil {
-			return nil, fmt.Errorf("pgactor: actor %q: read dead letters: %w", a.name, err)
+	for _, sl := range stored {
+		l := DeadLetter[T]{Actor: a.name, Raw: sl.payload, Priority: sl.priority, Attempts: sl.attempts, Lost: sl.lost}
+		l.Task.ID, l.Task.Type, l.Task.Attempt, l.Task.Enqueued = uint64(sl.id), sl.typ, sl.attempts, sl.enqueued
+		l.Reason.UnmarshalText([]byte(sl.reason))
+		if sl.key != nil {
+			l.UniqueKey = *sl.key
 		}
-		l.Task.ID, l.Task.Attempt = uint64(id), l.Attempts
-		l.Reason.UnmarshalText([]byte(reasonName))
-		if key != nil {
-			l.UniqueKey = *key
+		if sl.lastErr != nil {
+			l.Err = storedError(*sl.lastErr)
 		}
-		if lastErr != nil {
-			l.Err = storedError(*lastErr)
+		if sl.started != nil {
+			l.Started = *sl.started
 		}
-		if started != nil {
-			l.Started = *started
-		}
-		if dead != nil {
-			l.Time = *dead
+		if sl.dead != nil {
+			l.Time = *sl.dead
 		}
 		if p, err := a.codec.Decode(l.Raw); err != nil {
 			l.DecodeErr = &DecodeError{Actor: a.name, ID: l.Task.ID, Type: l.Task.Type, Err: err}
@@ -130,9 +111,6 @@ func (a *Actor[T]) DeadLetters(ctx context.Context, f LetterFilter) ([]DeadLette
 			l.Task.Payload = p
 		}
 		letters = append(letters, l)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, a.readErr("read dead letters", err)
 	}
 	return letters, nil
 }
@@ -148,20 +126,8 @@ func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) 
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var moved []uint64
-	rows, err := a.pool.Query(ctx, a.q.replay, a.name, toInt64s(ids), a.channel)
+	moved, err := a.store.replay(ctx, ids)
 	if err != nil {
-		return nil, a.readErr("replay", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id, nil); err != nil {
-			return nil, fmt.Errorf("pgactor: actor %q: replay: %w", a.name, err)
-		}
-		moved = append(moved, uint64(id))
-	}
-	if err := rows.Err(); err != nil {
 		return nil, a.readErr("replay", err)
 	}
 	if len(moved) > 0 && a.handler != nil {
@@ -176,11 +142,11 @@ func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, e
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	tag, err := a.pool.Exec(ctx, a.q.deleteDeadLetters, a.name, toInt64s(ids))
+	n, err := a.store.deleteDeadLetters(ctx, ids)
 	if err != nil {
 		return 0, a.readErr("delete dead letters", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
 // Cancel cancels the actor's tasks with the given IDs and returns how many
@@ -193,16 +159,12 @@ func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, e
 func (a *Actor[T]) Cancel(ctx context.Context, ids ...uint64) (int, error) {
 	found := 0
 	for _, id := range ids {
-		var n int
-		if err := a.pool.QueryRow(ctx, a.q.cancelWaiting, a.name, int64(id), ReasonCanceled.String()).Scan(&n); err != nil {
-			return found, a.readErr("cancel", err)
+		n, err := a.store.cancelWaiting(ctx, id)
+		if err == nil && n == 0 {
+			n, err = a.store.cancelRunning(ctx, id)
 		}
-		if n == 0 {
-			tag, err := a.pool.Exec(ctx, a.q.cancelRunning, a.name, int64(id))
-			if err != nil {
-				return found, a.readErr("cancel", err)
-			}
-			n = int(tag.RowsAffected())
+		if err != nil {
+			return found, a.readErr("cancel", err)
 		}
 		found += n
 	}
@@ -216,12 +178,4 @@ func (a *Actor[T]) readErr(what string, err error) error {
 		return fmt.Errorf("pgactor: actor %q: %s: %w: %w", a.name, what, ErrNoSchema, err)
 	}
 	return fmt.Errorf("pgactor: actor %q: %s: %w", a.name, what, err)
-}
-
-func toInt64s(ids []uint64) []int64 {
-	out := make([]int64, len(ids))
-	for i, id := range ids {
-		out[i] = int64(id)
-	}
-	return out
 }

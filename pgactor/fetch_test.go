@@ -33,7 +33,7 @@ func TestFetchScansNoTable(t *testing.T) {
 		return n
 	}
 	before := seqScans()
-	rows, err := tx.Query(ctx, expand(r.schema, sqlFetch), "long", 100, "worker", int64(5_000_000))
+	rows, err := tx.Query(ctx, stmtFetch.in(r.schema), "long", 100, "worker", int64(5_000_000))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func (l *listener) listen(ctx context.Context) error {
 		defer cancel()
 		conn.Close(cctx)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.key.channel}.Sanitize()); err != nil {
+	if err := (&store{channel: l.key.channel}).listen(ctx, conn); err != nil {
 		return err
 	}
 	l.wakeAll()

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Maintenance keeps the tables small. Every task inserts, updates and
@@ -66,22 +64,21 @@ func (a *Actor[T]) maintainLoop() {
 // maintain runs a round of maintenance if this process wins the election,
 // and returns the tables it vacuumed.
 func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) {
-	var won int
-	err = a.pool.QueryRow(ctx, a.q.maintainElect, a.set.maintainEach.Microseconds(), maintainTimeout.Microseconds()).Scan(&won)
-	if err == pgx.ErrNoRows {
-		return nil, nil
-	}
+	won, err := a.store.electMaintainer(ctx, a.set.maintainEach, maintainTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("elect: %w", err)
+	}
+	if !won {
+		return nil, nil
 	}
 	defer func() {
 		// Let the next round elect anyone at once; on a failure here the
 		// turn ends at busy_until.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		a.pool.Exec(dctx, a.q.maintainDone)
+		a.store.maintainDone(dctx)
 	}()
-	if _, err := a.pool.Exec(ctx, a.q.fold); err != nil {
+	if err := a.store.fold(ctx); err != nil {
 		return nil, fmt.Errorf("fold the counters: %w", err)
 	}
 	if !a.set.vacuum {
@@ -93,42 +90,22 @@ func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) 
 // vacuum vacuums and analyzes the schema's tables that need it (see
 // tableCare): with autovacuum off, nothing else does.
 func (a *Actor[T]) vacuum(ctx context.Context) ([]string, error) {
-	rows, err := a.pool.Query(ctx, sqlDeadTuples, a.set.schema)
+	tables, err := a.store.tableStats(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read dead rows: %w", err)
 	}
-	var tables, commands []string
-	for rows.Next() {
-		var name string
-		var dead, live, changed int64
-		var sinceAnalyze float64 // seconds, or +Inf if never analyzed
-		if err := rows.Scan(&name, &dead, &live, &changed, &sinceAnalyze); err != nil {
-			rows.Close()
-			return nil, err
+	var vacuumed []string
+	for _, t := range tables {
+		vacuum, analyze := tableCare(t.dead, t.live, t.changed, t.sinceAnalyze)
+		if !vacuum && !analyze {
+			continue
 		}
-		table := pgx.Identifier{a.set.schema, name}.Sanitize()
-		vacuum, analyze := tableCare(dead, live, changed, time.Duration(min(sinceAnalyze, 1e6)*float64(time.Second)))
-		switch {
-		case vacuum && analyze:
-			tables = append(tables, name)
-			commands = append(commands, "VACUUM (ANALYZE) "+table)
-		case vacuum:
-			tables = append(tables, name)
-			commands = append(commands, "VACUUM "+table)
-		case analyze:
-			commands = append(commands, "ANALYZE "+table)
+		if command, err := a.store.care(ctx, t.name, vacuum, analyze); err != nil {
+			return nil, fmt.Errorf("%s: %w", command, err)
+		}
+		if vacuum {
+			vacuumed = append(vacuumed, t.name)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read dead rows: %w", err)
-	}
-	for _, c := range commands {
-		// VACUUM cannot run in a transaction: on its own, it runs in
-		// none.
-		if _, err := a.pool.Exec(ctx, c); err != nil {
-			return nil, fmt.Errorf("%s: %w", c, err)
-		}
-	}
-	return tables, nil
+	return vacuumed, nil
 }

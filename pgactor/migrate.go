@@ -109,11 +109,6 @@ func checkSchema(schema string) error {
 	return nil
 }
 
-// expand replaces {s} in sql with the schema's quoted name.
-func expand(schema, sql string) string {
-	return strings.ReplaceAll(sql, "{s}", pgx.Identifier{schema}.Sanitize())
-}
-
 // A Beginner starts transactions: a *pgpool.Pool, a *pgx.Conn, or a pgx.Tx
 // (whose Begin makes a savepoint).
 type Beginner interface {
@@ -152,27 +147,28 @@ func migrateTo(ctx context.Context, db Beginner, schema string, target int) (fro
 
 // migrateOnce is one try of migrateTo, in one transaction.
 func migrateOnce(ctx context.Context, db Beginner, schema string, target int) (from, to int, err error) {
+	s := &store{schema: schema}
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("pgactor: migrate schema %q: %w", schema, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, migrateLock, schema); err != nil {
+	if err := s.lockMigrations(ctx, tx); err != nil {
 		return 0, 0, fmt.Errorf("pgactor: migrate schema %q: lock: %w", schema, err)
 	}
-	from, err = version(ctx, tx, schema)
+	from, err = s.version(ctx, tx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("pgactor: migrate schema %q: %w", schema, err)
+		return 0, 0, fmt.Errorf("pgactor: migrate schema %q: read the schema version: %w", schema, err)
 	}
 	for v := from + 1; v <= target; v++ {
-		if _, err := tx.Exec(ctx, expand(schema, migrations[v])); err != nil {
+		if err := s.migrate(ctx, tx, v); err != nil {
 			return from, from, fmt.Errorf("pgactor: migrate schema %q to version %d: %w", schema, v, err)
 		}
 	}
 	if from >= target {
 		return from, from, nil
 	}
-	if _, err := tx.Exec(ctx, expand(schema, `INSERT INTO {s}.schema_version (version) VALUES ($1)`), target); err != nil {
+	if err := s.recordVersion(ctx, tx, target); err != nil {
 		return from, from, fmt.Errorf("pgactor: migrate schema %q: %w", schema, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -195,10 +191,6 @@ func alreadyExists(err error) bool {
 	return false
 }
 
-// migrateLock takes the lock that migrations of schema $1 hold for their
-// transaction.
-const migrateLock = `SELECT pg_advisory_xact_lock(hashtext('pgactor.migrate.' || $1))`
-
 // A Querier runs statements: a *pgpool.Pool, a *pgx.Conn, or a pgx.Tx.
 type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
@@ -211,19 +203,8 @@ func Version(ctx context.Context, db Querier, schema string) (int, error) {
 	if err := checkSchema(schema); err != nil {
 		return 0, err
 	}
-	return version(ctx, db, schema)
-}
-
-func version(ctx context.Context, db Querier, schema string) (int, error) {
-	var exists bool
-	if err := db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.Identifier{schema, "schema_version"}.Sanitize()).Scan(&exists); err != nil {
-		return 0, fmt.Errorf("read the schema version: %w", err)
-	}
-	if !exists {
-		return 0, nil
-	}
-	var v int
-	if err := db.QueryRow(ctx, expand(schema, `SELECT coalesce(max(version), 0) FROM {s}.schema_version`)).Scan(&v); err != nil {
+	v, err := (&store{schema: schema}).version(ctx, db)
+	if err != nil {
 		return 0, fmt.Errorf("read the schema version: %w", err)
 	}
 	return v, nil
@@ -232,9 +213,9 @@ func version(ctx context.Context, db Querier, schema string) (int, error) {
 // checkVersion returns an error wrapping ErrNoSchema, which says what to
 // run, unless schema is at SchemaVersion or newer.
 func checkVersion(ctx context.Context, db Querier, schema string) error {
-	v, err := version(ctx, db, schema)
+	v, err := (&store{schema: schema}).version(ctx, db)
 	if err != nil {
-		return fmt.Errorf("pgactor: schema %q: %w", schema, err)
+		return fmt.Errorf("pgactor: schema %q: read the schema version: %w", schema, err)
 	}
 	if v < SchemaVersion {
 		return fmt.Errorf("%w: schema %q is at version %d, this library needs %d: run pgactor.Migrate or `actorpool migrate --postgres URL --schema %s`",

@@ -106,7 +106,7 @@ func TestMigrateAfterWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, migrateLock, schema); err != nil {
+	if err := (&store{schema: schema}).lockMigrations(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
 	type result struct {

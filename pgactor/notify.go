@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/actorpool/actorpool/pgpool"
 )
 
 // notifyWindow is the shortest time between two notifications a process
@@ -25,11 +23,9 @@ const notifyWindow = time.Millisecond
 
 // A notifier spaces out an actor's notifications.
 type notifier struct {
-	pool    *pgpool.Pool
-	channel string
-	actor   string
-	log     *slog.Logger
-	window  time.Duration
+	store  *store
+	log    *slog.Logger
+	window time.Duration
 
 	mu     sync.Mutex
 	last   time.Time // when the last notification was sent or claimed
@@ -78,9 +74,9 @@ func (n *notifier) send() {
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := n.pool.Exec(ctx, sqlNotify, n.channel, n.actor); err != nil {
+	if err := n.store.notify(ctx); err != nil {
 		n.log.LogAttrs(context.Background(), slog.LevelDebug, "pgactor: notify failed; workers elsewhere find the task at their next poll",
-			slog.String("actor", n.actor), slog.Any("error", err))
+			slog.String("actor", n.store.actor), slog.Any("error", err))
 	}
 }
 

@@ -35,7 +35,7 @@ var errRefused = errors.New("pgactor: lease passed to another worker")
 // A settling is work for the pump from a worker: a completion to commit,
 // or a lease to give back.
 type settling[T any] struct {
-	r        *run[T]
+	r        *lease
 	giveBack bool
 	reply    chan outcome[T] // a completion's outcome
 }
@@ -45,7 +45,7 @@ type settling[T any] struct {
 // took one for it.
 type outcome[T any] struct {
 	err  error
-	next *run[T]
+	next *lease
 }
 
 // A round is what one batch does.
@@ -259,32 +259,22 @@ func (a *Actor[T]) reserve(completing int) (fromIdle, want, spare int) {
 // what they did: replies to the completing workers, hands out the fetched
 // tasks, applies the heartbeat. It returns how many tasks it fetched.
 func (a *Actor[T]) runRound(rd *round[T]) (int, error) {
-	leased := func(group []*settling[T]) ([]int64, []int32) {
-		ids, runs := make([]int64, len(group)), make([]int32, len(group))
+	leases := func(group []*settling[T]) []*lease {
+		ls := make([]*lease, len(group))
 		for i, s := range group {
-			ids[i], runs[i] = s.r.id, s.r.runs
+			ls[i] = s.r
 		}
-		return ids, runs
+		return ls
 	}
 	b := &pgx.Batch{}
 	deleted := make(map[int64]bool, len(rd.done))
 	if len(rd.done) > 0 {
-		ids, runs := leased(rd.done)
-		b.Queue(a.q.complete, ids, runs, a.owner, a.name).Query(func(rows pgx.Rows) error {
-			return forEach(rows, func() error {
-				var id int64
-				err := rows.Scan(&id)
-				deleted[id] = true
-				return err
-			})
-		})
+		a.store.complete(b, leases(rd.done), deleted)
 	}
 	if len(rd.back) > 0 {
-		ids, runs := leased(rd.back)
-		b.Queue(a.q.giveBack, ids, runs, a.owner)
+		a.store.giveBack(b, leases(rd.back))
 	}
-	var hbIDs []int64
-	var hbRuns []int32
+	var beat []*lease
 	held := make(map[int64]bool) // id → canceled
 	if rd.heartbeat {
 		settling := make(map[int64]bool, len(rd.done)+len(rd.back))
@@ -295,34 +285,19 @@ func (a *Actor[T]) runRound(rd *round[T]) (int, error) {
 			settling[s.r.id] = true
 		}
 		a.mu.Lock()
-		for id, r := range a.leases {
+		for id, l := range a.leases {
 			if !settling[id] {
-				hbIDs, hbRuns = append(hbIDs, id), append(hbRuns, r.runs)
+				beat = append(beat, l)
 			}
 		}
 		a.mu.Unlock()
-		if len(hbIDs) > 0 {
-			b.Queue(a.q.heartbeat, hbIDs, hbRuns, a.owner, a.set.lease.Microseconds()).Query(func(rows pgx.Rows) error {
-				return forEach(rows, func() error {
-					var id int64
-					var canceled bool
-					err := rows.Scan(&id, &canceled)
-					held[id] = canceled
-					return err
-				})
-			})
+		if len(beat) > 0 {
+			a.store.heartbeat(b, beat, a.set.lease, held)
 		}
 	}
-	var fetched []*run[T]
+	var fetched []*lease
 	if rd.want > 0 {
-		b.Queue(a.q.fetch, a.name, rd.want, a.owner, a.set.lease.Microseconds()).Query(func(rows pgx.Rows) error {
-			return forEach(rows, func() error {
-				r := &run[T]{}
-				err := rows.Scan(&r.id, &r.typ, &r.payload, &r.enqueued, &r.attempt, &r.runs, &r.lost, &r.canceled)
-				fetched = append(fetched, r)
-				return err
-			})
-		})
+		a.store.fetch(b, rd.want, a.set.lease, &fetched)
 	}
 	sent := time.Now()
 	if b.Len() > 0 {
@@ -335,10 +310,10 @@ func (a *Actor[T]) runRound(rd *round[T]) (int, error) {
 	}
 	// Committed.
 	if rd.heartbeat {
-		a.applyHeartbeat(sent, hbIDs, hbRuns, held)
+		a.applyHeartbeat(sent, beat, held)
 	}
 	for _, s := range rd.back {
-		a.release(s.r)
+		a.forget(s.r)
 	}
 	a.mu.Lock()
 	for _, r := range fetched {
@@ -387,11 +362,11 @@ func (a *Actor[T]) failRound(rd *round[T], err error, final bool) (done, back []
 	}
 	a.mu.Unlock()
 	if rd.heartbeat {
-		a.applyHeartbeat(now, nil, nil, nil)
+		a.applyHeartbeat(now, nil, nil)
 	}
 	if final {
 		for _, s := range rd.back {
-			a.release(s.r)
+			a.forget(s.r)
 		}
 		if len(rd.back) > 0 {
 			a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: could not give tasks back; they run again once their leases run out",
@@ -407,23 +382,22 @@ func (a *Actor[T]) failRound(rd *round[T], err error, final bool) (done, back []
 // ErrCanceled those of tasks marked canceled. Then it cancels the
 // handlers of leases not renewed in time — the server unreachable — as
 // lost too. ids is nil after a failed heartbeat.
-func (a *Actor[T]) applyHeartbeat(sent time.Time, ids []int64, runs []int32, held map[int64]bool) {
+func (a *Actor[T]) applyHeartbeat(sent time.Time, beat []*lease, held map[int64]bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for i, id := range ids {
-		r := a.leases[id]
-		if r == nil || r.runs != runs[i] {
+	for _, l := range beat {
+		if r := a.leases[l.id]; r != l {
 			continue // settled meanwhile
 		}
-		canceled, ok := held[id]
+		canceled, ok := held[l.id]
 		switch {
 		case !ok:
-			r.cancel(ErrLeaseLost)
+			l.cancel(ErrLeaseLost)
 		case canceled:
-			r.deadline = sent.Add(a.set.lease)
-			r.cancel(ErrCanceled)
+			l.deadline = sent.Add(a.set.lease)
+			l.cancel(ErrCanceled)
 		default:
-			r.deadline = sent.Add(a.set.lease)
+			l.deadline = sent.Add(a.set.lease)
 		}
 	}
 	for _, r := range a.leases {
@@ -436,7 +410,7 @@ func (a *Actor[T]) applyHeartbeat(sent time.Time, ids []int64, runs []int32, hel
 // dispatch hands runs to the idle workers reserved for them, and starts
 // workers for the rest in the spare places reserved; reserved workers left
 // over go back to idle.
-func (a *Actor[T]) dispatch(runs []*run[T], fromIdle, spare int) {
+func (a *Actor[T]) dispatch(runs []*lease, fromIdle, spare int) {
 	handed := min(len(runs), fromIdle)
 	a.mu.Lock()
 	a.idle += fromIdle - handed
@@ -455,12 +429,12 @@ func (a *Actor[T]) dispatch(runs []*run[T], fromIdle, spare int) {
 // one, else in the pump's next round. It returns once the completion has
 // committed, or has been refused or has failed, with the worker's next
 // task if the round took one.
-func (a *Actor[T]) complete(worker string, r *run[T]) *run[T] {
+func (a *Actor[T]) complete(worker string, r *lease) *lease {
 	if tx := r.state.end(); tx != nil {
 		a.completeTx(worker, r, tx)
 		return nil
 	}
-	defer a.release(r)
+	defer a.forget(r)
 	a.mu.Lock()
 	if a.keeperClosed {
 		a.mu.Unlock()
@@ -485,12 +459,11 @@ func (a *Actor[T]) complete(worker string, r *run[T]) *run[T] {
 // completeTx deletes r's row in the handler's transaction and commits it,
 // so that the handler's writes and the completion happen together or not
 // at all.
-func (a *Actor[T]) completeTx(worker string, r *run[T], tx pgx.Tx) {
-	defer a.release(r)
+func (a *Actor[T]) completeTx(worker string, r *lease, tx pgx.Tx) {
+	defer a.forget(r)
 	ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
 	defer cancel()
-	var n int
-	err := tx.QueryRow(ctx, a.q.completeOne, r.id, r.runs, a.owner, a.name).Scan(&n)
+	n, err := a.store.completeOne(ctx, tx, r)
 	if err == nil && n == 1 {
 		fault(pointCommit)
 		err = tx.Commit(ctx)
@@ -510,10 +483,10 @@ func (a *Actor[T]) completeTx(worker string, r *run[T], tx pgx.Tx) {
 
 // giveBack has the pump release r's lease at once, without charging the
 // attempt. After Close stopped the pump, giveBackAll releases it.
-func (a *Actor[T]) giveBack(r *run[T]) {
+func (a *Actor[T]) giveBack(r *lease) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.keeperClosed || r.released {
+	if a.keeperClosed || r.forgotten {
 		return
 	}
 	a.done <- &settling[T]{r: r, giveBack: true}
@@ -523,33 +496,23 @@ func (a *Actor[T]) giveBack(r *run[T]) {
 // once the pump has stopped.
 func (a *Actor[T]) giveBackAll() error {
 	a.mu.Lock()
-	var ids []int64
-	var runs []int32
-	for id, r := range a.leases {
-		r.released = true
+	var held []*lease
+	for _, r := range a.leases {
+		r.forgotten = true
 		r.cancel(errClosing)
-		ids, runs = append(ids, id), append(runs, r.runs)
+		held = append(held, r)
 	}
 	clear(a.leases)
 	a.mu.Unlock()
-	if len(ids) == 0 {
+	if len(held) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
 	defer cancel()
-	if _, err := a.pool.Exec(ctx, a.q.giveBack, ids, runs, a.owner); err != nil {
-		return fmt.Errorf("pgactor: actor %q: give back %d tasks at Close (they run again once their leases run out): %w", a.name, len(ids), err)
+	b := &pgx.Batch{}
+	a.store.giveBack(b, held)
+	if err := a.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("pgactor: actor %q: give back %d tasks at Close (they run again once their leases run out): %w", a.name, len(held), err)
 	}
 	return nil
-}
-
-// forEach calls fn for each row, and returns the first error, the rows'
-// included.
-func forEach(rows pgx.Rows, fn func() error) error {
-	for rows.Next() {
-		if err := fn(); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
@@ -127,12 +126,6 @@ func (a *Actor[T]) SendBatchTx(ctx context.Context, tx pgx.Tx, payloads []T, opt
 	return a.send(ctx, tx, payloads, opts, true)
 }
 
-// A querier runs a statement: a *pgx.Conn or a pgx.Tx.
-type querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
 func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []SendOption, batch bool) ([]uint64, error) {
 	if a.closed.Load() {
 		return nil, fmt.Errorf("send to %q: %w", a.name, actor.ErrClosed)
@@ -181,65 +174,24 @@ func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []Sen
 // — the notification goes out when the transaction commits, and
 // PostgreSQL sends one per transaction — and outside one, the notifier
 // decides.
-func (a *Actor[T]) insert(ctx context.Context, db querier, inTx bool, enc [][]byte, o *sendOptions, batch bool) ([]uint64, error) {
+func (a *Actor[T]) insert(ctx context.Context, db Querier, inTx bool, enc [][]byte, o *sendOptions, batch bool) ([]uint64, error) {
 	notify := inTx || a.notifier.claim()
-	var at *time.Time
-	if !o.at.IsZero() {
-		at = &o.at
-	}
-	var sql string
-	var args []any
+	var ids []uint64
+	var err error
 	if batch {
-		sql = a.q.sendBatch
-		if notify {
-			sql = a.q.sendBatchNotify
-		}
-		args = []any{a.name, o.typ, enc, o.priority, at, o.delay.Microseconds()}
+		ids, err = a.store.sendBatch(ctx, db, enc, o, notify)
 	} else {
-		sql = a.q.send
-		if notify {
-			sql = a.q.sendNotify
+		var id uint64
+		id, err = a.store.send(ctx, db, enc[0], o, notify)
+		if err == nil && id == 0 {
+			d := &DuplicateError{Actor: a.name, Key: o.key}
+			d.ID, _ = a.store.liveKey(ctx, db, o.key)
+			return nil, d
 		}
-		var key *string
-		if o.hasKey {
-			key = &o.key
-		}
-		args = []any{a.name, o.typ, enc[0], o.priority, key, at, o.delay.Microseconds()}
+		ids = []uint64{id}
 	}
-	if notify {
-		args = append(args, a.channel)
-	}
-	rows, err := db.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgactor: send to %q: %w", a.name, err)
-	}
-	ids := make([]uint64, 0, len(enc))
-	for rows.Next() {
-		var id int64
-		dst := []any{&id}
-		if notify {
-			dst = append(dst, nil) // pg_notify's void
-		}
-		if err := rows.Scan(dst...); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("pgactor: send to %q: %w", a.name, err)
-		}
-		ids = append(ids, uint64(id))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pgactor: send to %q: %w", a.name, err)
-	}
-	if !batch && len(ids) == 0 {
-		d := &DuplicateError{Actor: a.name, Key: o.key}
-		var id int64
-		if db.QueryRow(ctx, a.q.liveKey, a.name, o.key).Scan(&id) == nil {
-			d.ID = uint64(id)
-		}
-		return nil, d
-	}
-	if batch {
-		// The ids were drawn in the order of the payloads.
-		slices.Sort(ids)
 	}
 	if !inTx {
 		if !notify {
@@ -250,4 +202,12 @@ func (a *Actor[T]) insert(ctx context.Context, db querier, inTx bool, enc [][]by
 		}
 	}
 	return ids, nil
+}
+
+// runAt returns the time RunAt set, or nil for none.
+func (o *sendOptions) runAt() *time.Time {
+	if o.at.IsZero() {
+		return nil
+	}
+	return &o.at
 }

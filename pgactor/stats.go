@@ -58,29 +58,19 @@ func (a *Actor[T]) Stats(ctx context.Context) (Stats, error) {
 // ErrNoSchema when the schema has not been migrated. Workers, Busy and
 // Idle are zero.
 func ReadStats(ctx context.Context, db Querier, schema, name string) (Stats, error) {
-	var s Stats
 	if err := checkSchema(schema); err != nil {
-		return s, err
+		return Stats{}, err
 	}
-	var (
-		known                                                            bool
-		accepted, completed, dead, failed, retried, lost, replayed, wait int64
-	)
-	err := db.QueryRow(ctx, expand(schema, sqlStats), name).Scan(&known,
-		&accepted, &completed, &dead, &failed, &retried, &lost, &replayed,
-		&s.Queued, &s.Scheduled, &s.Running, &s.Retrying, &wait, &s.DeadLetters)
+	s, known, err := (&store{schema: schema, actor: name}).stats(ctx, db)
 	switch {
 	case isUndefined(err):
-		return s, fmt.Errorf("pgactor: stats of %q: %w: schema %q has no tables: run pgactor.Migrate or `actorpool migrate --postgres URL --schema %s`: %w",
+		return Stats{}, fmt.Errorf("pgactor: stats of %q: %w: schema %q has no tables: run pgactor.Migrate or `actorpool migrate --postgres URL --schema %s`: %w",
 			name, ErrNoSchema, schema, schema, err)
 	case err != nil:
-		return s, fmt.Errorf("pgactor: stats of %q: %w", name, err)
+		return Stats{}, fmt.Errorf("pgactor: stats of %q: %w", name, err)
 	case !known:
-		return s, fmt.Errorf("pgactor: stats of %q: %w in schema %q", name, ErrUnknownActor, schema)
+		return Stats{}, fmt.Errorf("pgactor: stats of %q: %w in schema %q", name, ErrUnknownActor, schema)
 	}
-	s.Accepted, s.Completed, s.DeadLettered = uint64(accepted), uint64(completed), uint64(dead)
-	s.Failed, s.Retried, s.Lost, s.Replayed = uint64(failed), uint64(retried), uint64(lost), uint64(replayed)
-	s.OldestQueued = time.Duration(wait) * time.Microsecond
 	return s, nil
 }
 
@@ -89,21 +79,12 @@ func Actors(ctx context.Context, db Querier, schema string) ([]string, error) {
 	if err := checkSchema(schema); err != nil {
 		return nil, err
 	}
-	rows, err := db.Query(ctx, expand(schema, sqlActors))
-	if err != nil {
-		if isUndefined(err) {
-			return nil, fmt.Errorf("pgactor: list actors: %w: schema %q: %w", ErrNoSchema, schema, err)
-		}
+	names, err := (&store{schema: schema}).actors(ctx, db)
+	switch {
+	case isUndefined(err):
+		return nil, fmt.Errorf("pgactor: list actors: %w: schema %q: %w", ErrNoSchema, schema, err)
+	case err != nil:
 		return nil, fmt.Errorf("pgactor: list actors: %w", err)
 	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		names = append(names, n)
-	}
-	return names, rows.Err()
+	return names, nil
 }

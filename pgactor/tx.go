@@ -2,7 +2,10 @@ package pgactor
 
 import (
 	"context"
+	"sync"
 
+	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/pgpool"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -38,3 +41,49 @@ type taskTx struct{ pgx.Tx }
 
 func (taskTx) Commit(context.Context) error   { return ErrTaskTx }
 func (taskTx) Rollback(context.Context) error { return ErrTaskTx }
+
+// A taskState is what a handler's context carries: the pool, and the
+// task's transaction once Tx or a Send has begun it.
+type taskState struct {
+	pool  *pgpool.Pool
+	mu    sync.Mutex
+	tx    pgx.Tx
+	ended bool // the run has settled: the transaction is no longer the handler's
+}
+
+type taskKey struct{}
+
+// stateFrom returns the task state ctx carries, or nil.
+func stateFrom(ctx context.Context) *taskState {
+	st, _ := ctx.Value(taskKey{}).(*taskState)
+	return st
+}
+
+// begin returns the task's transaction, begun now if it was not.
+func (st *taskState) begin(ctx context.Context) (pgx.Tx, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ended {
+		return nil, ErrNotInTask
+	}
+	if st.tx == nil {
+		// Detached: a With around the call must not lend its connection
+		// to a transaction that outlives it.
+		tx, err := st.pool.Begin(actorpool.Detach(ctx))
+		if err != nil {
+			return nil, err
+		}
+		st.tx = tx
+	}
+	return st.tx, nil
+}
+
+// end takes the task's transaction, if one was begun, from the handler.
+func (st *taskState) end() pgx.Tx {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ended = true
+	tx := st.tx
+	st.tx = nil
+	return tx
+}

@@ -15,7 +15,7 @@ import (
 
 // spawnLocked starts a worker that runs first, if not nil, then waits for
 // tasks. The caller accounts for it in idle or busy.
-func (a *Actor[T]) spawnLocked(first *run[T]) {
+func (a *Actor[T]) spawnLocked(first *lease) {
 	a.nextWorker++
 	a.workers++
 	name := a.name + "/" + strconv.Itoa(a.nextWorker)
@@ -24,7 +24,7 @@ func (a *Actor[T]) spawnLocked(first *run[T]) {
 }
 
 // work is a worker's goroutine.
-func (a *Actor[T]) work(name string, r *run[T]) {
+func (a *Actor[T]) work(name string, r *lease) {
 	defer a.workerWG.Done()
 	goexit := true
 	defer func() {
@@ -57,7 +57,7 @@ func (a *Actor[T]) work(name string, r *run[T]) {
 
 // next waits for the fetcher's next task; nil means the worker must leave.
 // An elastic actor's worker above the minimum leaves after KeepAlive idle.
-func (a *Actor[T]) next() *run[T] {
+func (a *Actor[T]) next() *lease {
 	elastic := a.set.max > a.set.min
 	if !elastic {
 		r, ok := <-a.tasks
@@ -102,7 +102,7 @@ func (a *Actor[T]) leave() {
 
 // afterGoexit settles the task of a worker whose handler called
 // runtime.Goexit, and starts a worker in its place.
-func (a *Actor[T]) afterGoexit(name string, r *run[T]) {
+func (a *Actor[T]) afterGoexit(name string, r *lease) {
 	if r != nil {
 		a.fail(name, r, &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()})
 	}
@@ -121,7 +121,7 @@ func (a *Actor[T]) afterGoexit(name string, r *run[T]) {
 // execute runs r's handler once and settles the outcome in the database.
 // It returns the worker's next task when the round that committed the
 // completion took one for it.
-func (a *Actor[T]) execute(worker string, r *run[T]) *run[T] {
+func (a *Actor[T]) execute(worker string, r *lease) *lease {
 	defer r.cancel(nil)
 	switch {
 	case r.canceled:
@@ -152,7 +152,7 @@ func (a *Actor[T]) execute(worker string, r *run[T]) *run[T] {
 		// Another worker may hold the task now: nothing this one does
 		// with it would be accepted.
 		a.discard(r)
-		a.release(r)
+		a.forget(r)
 		a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: handler failed after its lease was lost; the task runs again elsewhere",
 			slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", r.id), slog.Any("error", err))
 	case cause == errClosing:
@@ -171,18 +171,18 @@ func (a *Actor[T]) execute(worker string, r *run[T]) *run[T] {
 // call runs the handler, turning a panic into an *actor.PanicError. A
 // handler that calls runtime.Goexit ends the worker; work's deferred
 // afterGoexit settles its task.
-func (a *Actor[T]) call(ctx context.Context, r *run[T], payload T) (err error) {
+func (a *Actor[T]) call(ctx context.Context, r *lease, payload T) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &actor.PanicError{Func: "handler", Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return a.handler(ctx, r.task(payload))
+	return a.handler(ctx, taskOf(r, payload))
 }
 
 // fail settles a failed attempt: a retry after the backoff, or the dead
 // letters when the error is permanent or the attempts are spent.
-func (a *Actor[T]) fail(worker string, r *run[T], err error) {
+func (a *Actor[T]) fail(worker string, r *lease, err error) {
 	a.discard(r)
 	permanent := errors.Is(err, actor.ErrPermanent)
 	final := permanent || r.attempt >= a.set.maxAttempts
@@ -194,14 +194,14 @@ func (a *Actor[T]) fail(worker string, r *run[T], err error) {
 		a.deadLetter(worker, r, ReasonMaxAttempts, err, 0)
 	default:
 		d := a.set.backoff.Delay(r.attempt, rand.Float64())
-		if a.settle(worker, r, "retry", a.q.retry, r.id, r.runs, a.owner, d.Microseconds(), err.Error(), a.name) {
+		if a.settle(worker, r, "retry", func(ctx context.Context) (int, error) { return a.store.retry(ctx, r, d, err.Error()) }) {
 			a.retryAt(time.Now().Add(d))
 		}
 	}
 }
 
 // discard rolls back the task's transaction, if the handler began one.
-func (a *Actor[T]) discard(r *run[T]) {
+func (a *Actor[T]) discard(r *lease) {
 	if tx := r.state.end(); tx != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
 		defer cancel()
@@ -211,7 +211,7 @@ func (a *Actor[T]) discard(r *run[T]) {
 
 // deadLetter moves r's task to the dead letters; notRun is 1 when this run
 // did not reach the handler.
-func (a *Actor[T]) deadLetter(worker string, r *run[T], reason Reason, err error, notRun int) {
+func (a *Actor[T]) deadLetter(worker string, r *lease, reason Reason, err error, notRun int) {
 	if notRun == 1 {
 		a.report(worker, r, notRunError(reason, err), true)
 	}
@@ -220,8 +220,7 @@ func (a *Actor[T]) deadLetter(worker string, r *run[T], reason Reason, err error
 		s := err.Error()
 		msg = &s
 	}
-	failed := 1 - notRun
-	a.settle(worker, r, "dead-letter", a.q.deadLetter, r.id, r.runs, a.owner, reason.String(), msg, failed, notRun)
+	a.settle(worker, r, "dead-letter", func(ctx context.Context) (int, error) { return a.store.deadLetter(ctx, r, reason, msg, notRun == 0) })
 }
 
 // notRunError is what the error handler receives for a task dead-lettered
@@ -238,7 +237,7 @@ func notRunError(reason Reason, err error) error {
 }
 
 // report hands a failure to the error handler.
-func (a *Actor[T]) report(worker string, r *run[T], err error, final bool) {
+func (a *Actor[T]) report(worker string, r *lease, err error, final bool) {
 	te := &actor.TaskError{Actor: a.name, Worker: worker, ID: uint64(r.id), Type: r.typ, Attempt: r.attempt, Final: final, Err: err}
 	defer func() {
 		if v := recover(); v != nil {
@@ -253,11 +252,12 @@ func (a *Actor[T]) report(worker string, r *run[T], err error, final bool) {
 // while the lease may still be this process's, and reports whether it
 // matched the lease. A statement that matches nothing means the lease
 // passed to another worker: the result is refused, and logged.
-func (a *Actor[T]) settle(worker string, r *run[T], what, sql string, args ...any) bool {
-	defer a.release(r)
+func (a *Actor[T]) settle(worker string, r *lease, what string, statement func(ctx context.Context) (int, error)) bool {
+	defer a.forget(r)
 	var n int
-	err := a.retryWhileLeased(r, func(ctx context.Context) error {
-		return a.pool.QueryRow(ctx, sql, args...).Scan(&n)
+	err := a.retryWhileLeased(r, func(ctx context.Context) (err error) {
+		n, err = statement(ctx)
+		return err
 	})
 	switch {
 	case err != nil:
@@ -273,14 +273,14 @@ func (a *Actor[T]) settle(worker string, r *run[T], what, sql string, args ...an
 
 // refused logs a result that the database refused because the lease had
 // passed to another worker.
-func (a *Actor[T]) refused(worker string, r *run[T], what string) {
+func (a *Actor[T]) refused(worker string, r *lease, what string) {
 	a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: result refused: the task's lease passed to another worker",
-		slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", r.id), slog.Int("run", int(r.runs)), slog.String("outcome", what))
+		slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", r.id), slog.Int("run", int(r.token)), slog.String("outcome", what))
 }
 
 // retryWhileLeased calls fn with a bounded context until it succeeds or
 // r's lease has run out, spacing the calls out.
-func (a *Actor[T]) retryWhileLeased(r *run[T], fn func(ctx context.Context) error) error {
+func (a *Actor[T]) retryWhileLeased(r *lease, fn func(ctx context.Context) error) error {
 	delay := 50 * time.Millisecond
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
@@ -301,10 +301,10 @@ func (a *Actor[T]) retryWhileLeased(r *run[T], fn func(ctx context.Context) erro
 }
 
 // release forgets r's lease.
-func (a *Actor[T]) release(r *run[T]) {
+func (a *Actor[T]) release(r *lease) {
 	a.mu.Lock()
-	if !r.released {
-		r.released = true
+	if !r.forgotten {
+		r.forgotten = true
 		delete(a.leases, r.id)
 	}
 	a.mu.Unlock()

@@ -1,0 +1,65 @@
+package pgactor
+
+import (
+	"context"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// A lease is this instance's hold on one task: from the fetch that took it
+// to the statement that settles it — completes, retries or dead-letters
+// the task, ending the lease, or gives the lease back — or until it is
+// lost. The task's row names this instance as its owner, and the lease's
+// fencing token; every statement on the lease names both (see fence.go).
+type lease struct {
+	id       int64
+	token    int32 // the fencing token: the task's runs when this lease took it
+	typ      string
+	payload  []byte
+	enqueued time.Time
+	attempt  int
+	lost     int
+	canceled bool // canceled before this lease took it
+
+	ctx    context.Context // the handler's context, before its timeout
+	cancel context.CancelCauseFunc
+	state  *taskState // what Tx and Send find in ctx
+
+	// Guarded by the actor's mutex.
+	deadline  time.Time // when the lease runs out, as far as this process knows
+	forgotten bool      // no longer in the actor's leases
+}
+
+// taskOf returns the Task the handler of l's task sees.
+func taskOf[T any](l *lease, payload T) actor.Task[T] {
+	return actor.Task[T]{ID: uint64(l.id), Type: l.typ, Attempt: l.attempt, Enqueued: l.enqueued, Payload: payload}
+}
+
+// forget drops l from the leases this instance holds, once it is settled
+// or lost: it runs no statement.
+func (a *Actor[T]) forget(l *lease) {
+	a.mu.Lock()
+	if !l.forgotten {
+		l.forgotten = true
+		delete(a.leases, l.id)
+	}
+	a.mu.Unlock()
+}
+
+// running returns how many leases this instance holds.
+func (a *Actor[T]) running() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.leases)
+}
+
+// cancelAll cancels the handler's context of every lease this instance
+// holds.
+func (a *Actor[T]) cancelAll(cause error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, l := range a.leases {
+		l.cancel(cause)
+	}
+}
