@@ -11,7 +11,7 @@ import (
 // to the statement that settles it — completes, retries or dead-letters
 // the task, ending the lease, or gives the lease back — or until it is
 // lost. The task's row names this instance as its owner, and the lease's
-// fencing token; every statement on the lease names both (see fence.go).
+// fencing token; every statement on the lease names both (see fence in store.go).
 type lease struct {
 	id       int64
 	token    int32 // the fencing token: the task's runs when this lease took it
@@ -24,7 +24,7 @@ type lease struct {
 
 	ctx    context.Context // the handler's context, before its timeout
 	cancel context.CancelCauseFunc
-	state  *taskState // what Tx and Send find in ctx
+	htx    *handlerTx // what Tx and Send find in ctx
 
 	// Guarded by the actor's mutex.
 	deadline  time.Time // when the lease runs out, as far as this process knows

@@ -318,8 +318,8 @@ func (a *Actor[T]) runRound(rd *round[T]) (int, error) {
 	a.mu.Lock()
 	for _, r := range fetched {
 		r.deadline = sent.Add(a.set.lease)
-		r.state = &taskState{pool: a.pool}
-		r.ctx, r.cancel = context.WithCancelCause(context.WithValue(context.Background(), taskKey{}, r.state))
+		r.htx = &handlerTx{pool: a.pool}
+		r.ctx, r.cancel = context.WithCancelCause(context.WithValue(context.Background(), taskKey{}, r.htx))
 		a.leases[r.id] = r
 	}
 	a.mu.Unlock()
@@ -430,7 +430,7 @@ func (a *Actor[T]) dispatch(runs []*lease, fromIdle, spare int) {
 // committed, or has been refused or has failed, with the worker's next
 // task if the round took one.
 func (a *Actor[T]) complete(worker string, r *lease) *lease {
-	if tx := r.state.end(); tx != nil {
+	if tx := r.htx.end(); tx != nil {
 		a.completeTx(worker, r, tx)
 		return nil
 	}

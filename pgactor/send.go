@@ -153,7 +153,7 @@ func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []Sen
 	if tx != nil {
 		return a.insert(ctx, tx, true, enc, &o, batch)
 	}
-	if st := stateFrom(ctx); st != nil && st.pool == a.pool {
+	if st := handlerTxFrom(ctx); st != nil && st.pool == a.pool {
 		tx, err := st.begin(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("pgactor: send to %q: begin the task's transaction: %w", a.name, err)

@@ -25,7 +25,7 @@ import (
 // work done meanwhile. It fails with ErrNotInTask on a context that is not
 // a running handler's.
 func Tx(ctx context.Context) (pgx.Tx, error) {
-	st := stateFrom(ctx)
+	st := handlerTxFrom(ctx)
 	if st == nil {
 		return nil, ErrNotInTask
 	}
@@ -42,9 +42,9 @@ type taskTx struct{ pgx.Tx }
 func (taskTx) Commit(context.Context) error   { return ErrTaskTx }
 func (taskTx) Rollback(context.Context) error { return ErrTaskTx }
 
-// A taskState is what a handler's context carries: the pool, and the
+// A handlerTx is what a handler's context carries: the pool, and the
 // task's transaction once Tx or a Send has begun it.
-type taskState struct {
+type handlerTx struct {
 	pool  *pgpool.Pool
 	mu    sync.Mutex
 	tx    pgx.Tx
@@ -54,13 +54,13 @@ type taskState struct {
 type taskKey struct{}
 
 // stateFrom returns the task state ctx carries, or nil.
-func stateFrom(ctx context.Context) *taskState {
-	st, _ := ctx.Value(taskKey{}).(*taskState)
+func handlerTxFrom(ctx context.Context) *handlerTx {
+	st, _ := ctx.Value(taskKey{}).(*handlerTx)
 	return st
 }
 
 // begin returns the task's transaction, begun now if it was not.
-func (st *taskState) begin(ctx context.Context) (pgx.Tx, error) {
+func (st *handlerTx) begin(ctx context.Context) (pgx.Tx, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.ended {
@@ -79,7 +79,7 @@ func (st *taskState) begin(ctx context.Context) (pgx.Tx, error) {
 }
 
 // end takes the task's transaction, if one was begun, from the handler.
-func (st *taskState) end() pgx.Tx {
+func (st *handlerTx) end() pgx.Tx {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.ended = true

@@ -202,7 +202,7 @@ func (a *Actor[T]) fail(worker string, r *lease, err error) {
 
 // discard rolls back the task's transaction, if the handler began one.
 func (a *Actor[T]) discard(r *lease) {
-	if tx := r.state.end(); tx != nil {
+	if tx := r.htx.end(); tx != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
 		defer cancel()
 		tx.Rollback(ctx)
