@@ -158,13 +158,21 @@ var moveDrivers = map[string]moveDriver{
 		},
 	},
 	"heartbeat": {
-		move:   func(c *moveCase) { c.batch(func(b *pgx.Batch) { c.s.heartbeat(b, []*lease{c.lease}, time.Hour, map[int64]bool{}) }) },
-		refuse: func(c *moveCase) { c.batch(func(b *pgx.Batch) { c.s.heartbeat(b, []*lease{c.stale()}, time.Hour, map[int64]bool{}) }) },
-		from:   stateExpired,
+		move: func(c *moveCase) {
+			c.batch(func(b *pgx.Batch) { c.s.heartbeat(b, []*lease{c.lease}, time.Hour, map[int64]bool{}) })
+		},
+		refuse: func(c *moveCase) {
+			c.batch(func(b *pgx.Batch) { c.s.heartbeat(b, []*lease{c.stale()}, time.Hour, map[int64]bool{}) })
+		},
+		from: stateExpired,
 	},
 	"complete": {
-		move:   func(c *moveCase) { c.batch(func(b *pgx.Batch) { c.s.complete(b, []*lease{c.lease}, map[int64]bool{}) }) },
-		refuse: func(c *moveCase) { c.batch(func(b *pgx.Batch) { c.s.complete(b, []*lease{c.stale()}, map[int64]bool{}) }) },
+		move: func(c *moveCase) {
+			c.batch(func(b *pgx.Batch) { c.s.complete(b, []*lease{c.lease}, map[int64]bool{}) })
+		},
+		refuse: func(c *moveCase) {
+			c.batch(func(b *pgx.Batch) { c.s.complete(b, []*lease{c.stale()}, map[int64]bool{}) })
+		},
 	},
 	"giveBack": {
 		move:   func(c *moveCase) { c.batch(func(b *pgx.Batch) { c.s.giveBack(b, []*lease{c.lease}) }) },
