@@ -42,12 +42,12 @@ type Actor[T any] struct {
 	stop     chan struct{}   // closed by Close: the pump fetches no more, maintenance stops
 	stopCtx  context.Context // ends when stop is closed
 	stopNow  context.CancelFunc
-	wake     chan struct{}     // a task may be due: a notification, a local send, a retry due
-	free     chan struct{}     // a worker became idle
-	tasks    chan *lease       // the pump's tasks for idle workers; closed when it fetches no more
-	done     chan *settling[T] // completions and give-backs for the pump
-	keeper   chan struct{}     // closed by Close once the workers are done: the pump stops
-	pumpExit chan struct{}     // closed as the pump returns
+	wake     chan struct{}  // a task may be due: a notification, a local send, a retry due
+	free     chan struct{}  // a worker became idle
+	tasks    chan *lease    // the pump's tasks for idle workers; closed when it fetches no more
+	settling chan *settling // completions and give-backs for the pump
+	keeper   chan struct{}  // closed by Close once the workers are done: the pump stops
+	pumpDone chan struct{}  // closed as the pump returns
 
 	workerWG sync.WaitGroup // workers
 	bgWG     sync.WaitGroup // pump, maintenance
@@ -119,9 +119,9 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		wake:     make(chan struct{}, 1),
 		free:     make(chan struct{}, 1),
 		tasks:    make(chan *lease),
-		done:     make(chan *settling[T], set.max+1),
+		settling: make(chan *settling, set.max+1),
 		keeper:   make(chan struct{}),
-		pumpExit: make(chan struct{}),
+		pumpDone: make(chan struct{}),
 		leases:   make(map[int64]*lease),
 	}
 	a.stopCtx, a.stopNow = context.WithCancel(context.Background())
@@ -146,7 +146,7 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		}
 		a.mu.Unlock()
 		a.bgWG.Add(1)
-		go a.pump()
+		go a.runPump()
 	}
 	a.bgWG.Add(1)
 	go a.maintainLoop()
@@ -239,14 +239,18 @@ func (a *Actor[T]) stopWorkers(ctx context.Context) error {
 	a.keeperClosed = true
 	a.mu.Unlock()
 	close(a.keeper)
-	<-a.pumpExit
+	<-a.pumpDone
 	return a.giveBackAll()
 }
 
-// poke wakes the fetcher.
-func (a *Actor[T]) poke() {
+// poke wakes the pump.
+func (a *Actor[T]) poke() { nudge(a.wake) }
+
+// nudge sends on ch, a channel of capacity one, unless a signal is
+// pending there already.
+func nudge(ch chan struct{}) {
 	select {
-	case a.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }

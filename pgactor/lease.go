@@ -63,3 +63,33 @@ func (a *Actor[T]) cancelAll(cause error) {
 		l.cancel(cause)
 	}
 }
+
+// applyHeartbeat extends the leases the heartbeat found held and cancels,
+// with ErrLeaseLost, the handlers of those it did not find, and with
+// ErrCanceled those of tasks marked canceled. Then it cancels the
+// handlers of leases not renewed in time — the server unreachable — as
+// lost too. beat is nil after a failed heartbeat.
+func (a *Actor[T]) applyHeartbeat(sent time.Time, beat []*lease, held map[int64]bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, l := range beat {
+		if a.leases[l.id] != l {
+			continue // settled meanwhile
+		}
+		canceled, ok := held[l.id]
+		switch {
+		case !ok:
+			l.cancel(ErrLeaseLost)
+		case canceled:
+			l.deadline = sent.Add(a.set.lease)
+			l.cancel(ErrCanceled)
+		default:
+			l.deadline = sent.Add(a.set.lease)
+		}
+	}
+	for _, l := range a.leases {
+		if sent.After(l.deadline) {
+			l.cancel(ErrLeaseLost)
+		}
+	}
+}

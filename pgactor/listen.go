@@ -122,10 +122,7 @@ func (l *listener) listen(ctx context.Context) error {
 		}
 		l.mu.Lock()
 		for wake := range l.subs[n.Payload] {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
+			nudge(wake)
 		}
 		l.mu.Unlock()
 	}
@@ -136,10 +133,7 @@ func (l *listener) wakeAll() {
 	defer l.mu.Unlock()
 	for _, subs := range l.subs {
 		for wake := range subs {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
+			nudge(wake)
 		}
 	}
 }
