@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -38,37 +37,25 @@ type Actor[T any] struct {
 	notifier notifier
 	unlisten func() // ends the subscription to the schema's listener; nil without one
 
-	closed   atomic.Bool     // Close has begun: sends fail
-	stop     chan struct{}   // closed by Close: the pump fetches no more, maintenance stops
-	stopCtx  context.Context // ends when stop is closed
-	stopNow  context.CancelFunc
+	shut     shutdown       // the actor's phase: running until Close
 	wake     chan struct{}  // a task may be due: a notification, a local send, a retry due
 	free     chan struct{}  // a worker became idle
 	tasks    chan *lease    // the pump's tasks for idle workers; closed when it fetches no more
 	settling chan *settling // completions and give-backs for the pump
-	keeper   chan struct{}  // closed by Close once the workers are done: the pump stops
 	pumpDone chan struct{}  // closed as the pump returns
 
 	workerWG sync.WaitGroup // workers
 	bgWG     sync.WaitGroup // pump, maintenance
 
-	mu           sync.Mutex // guards what follows
-	workers      int        // worker goroutines, counting those the fetcher is starting
-	idle         int        // workers waiting for a task that the fetcher has not reserved
-	pending      int        // places for new workers held by the rounds in flight
-	busy         int        // workers with a task
-	nextWorker   int
-	leases       map[int64]*lease // tasks this instance holds, by id
-	wakeAt       time.Time        // the earliest retry this instance scheduled, for the fetcher
-	keeperClosed bool             // the pump takes no more work
-
-	closeOnce sync.Once
-	closeErr  error
+	mu         sync.Mutex // guards what follows
+	workers    int        // worker goroutines, counting those the pump is starting
+	idle       int        // workers waiting for a task that the pump has not reserved
+	pending    int        // places for new workers held by the rounds in flight
+	busy       int        // workers with a task
+	nextWorker int
+	leases     map[int64]*lease // the leases this instance holds, by task id
+	wakeAt     time.Time        // the earliest retry this instance scheduled, for the pump
 }
-
-// errClosing is the cause of a handler's context when Close stops waiting
-// for it: its task is given back, not failed.
-var errClosing = errors.New("pgactor: actor closing")
 
 // New returns the durable actor named name on pool, with its workers
 // started, after checking that the schema has been migrated. Every process
@@ -115,16 +102,14 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		onError:  cfg.OnError,
 		log:      cfg.Logger,
 		store:    st,
-		stop:     make(chan struct{}),
 		wake:     make(chan struct{}, 1),
 		free:     make(chan struct{}, 1),
 		tasks:    make(chan *lease),
 		settling: make(chan *settling, set.max+1),
-		keeper:   make(chan struct{}),
 		pumpDone: make(chan struct{}),
 		leases:   make(map[int64]*lease),
 	}
-	a.stopCtx, a.stopNow = context.WithCancel(context.Background())
+	a.shut.init()
 	if a.codec == nil {
 		a.codec = JSON[T]{}
 	}
@@ -179,69 +164,6 @@ func (a *Actor[T]) Name() string { return a.name }
 
 // Schema returns the schema of the actor's tables.
 func (a *Actor[T]) Schema() string { return a.set.schema }
-
-// Close stops the actor. It stops taking tasks, lets the running handlers
-// finish until ctx ends, then cancels their contexts and waits
-// Config.Grace for them; the tasks of handlers that failed because of
-// that, or that still run, are given back — released at once, their
-// attempt not charged — for another process to take. It dead-letters
-// nothing: the queue outlives the process. Close may be called any number
-// of times from any goroutine; it returns once no goroutine of the actor is
-// left, except the workers of handlers that ignored their context past the
-// grace period.
-//
-// The error reports leases it could not give back (the server was
-// unreachable): those tasks run again once their lease runs out.
-func (a *Actor[T]) Close(ctx context.Context) error {
-	a.closeOnce.Do(func() { a.closeErr = a.shutdown(ctx) })
-	return a.closeErr
-}
-
-func (a *Actor[T]) shutdown(ctx context.Context) error {
-	a.closed.Store(true)
-	close(a.stop)
-	a.stopNow()
-	var err error
-	if a.handler != nil {
-		err = a.stopWorkers(ctx)
-	}
-	a.notifier.close()
-	if a.unlisten != nil {
-		a.unlisten()
-	}
-	a.bgWG.Wait()
-	return err
-}
-
-// stopWorkers ends the workers, then the pump, and gives back the tasks
-// still held. The pump has stopped fetching, and told the idle workers to
-// leave, on seeing a.stop closed.
-func (a *Actor[T]) stopWorkers(ctx context.Context) error {
-	idle := make(chan struct{})
-	go func() {
-		a.workerWG.Wait()
-		close(idle)
-	}()
-	select {
-	case <-idle:
-	case <-ctx.Done():
-		a.cancelAll(errClosing)
-		t := time.NewTimer(a.set.grace)
-		select {
-		case <-idle:
-			t.Stop()
-		case <-t.C:
-			a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: handlers still running after the grace period; their tasks are given back",
-				slog.String("actor", a.name), slog.Int("running", a.running()))
-		}
-	}
-	a.mu.Lock()
-	a.keeperClosed = true
-	a.mu.Unlock()
-	close(a.keeper)
-	<-a.pumpDone
-	return a.giveBackAll()
-}
 
 // poke wakes the pump.
 func (a *Actor[T]) poke() { nudge(a.wake) }

@@ -11,7 +11,7 @@ import (
 )
 
 // A listener holds one connection, outside the pool, in LISTEN on a
-// schema's channel, and wakes the fetchers of the process's actors that a
+// schema's channel, and wakes the pumps of the process's actors that a
 // notification names. The actors of one pool and schema in a process share
 // it; it ends with the last of them.
 type listener struct {
@@ -22,7 +22,7 @@ type listener struct {
 	done   chan struct{}
 
 	mu   sync.Mutex
-	subs map[string]map[chan struct{}]struct{} // actor name → its fetchers' wake channels
+	subs map[string]map[chan struct{}]struct{} // actor name → its pumps' wake channels
 }
 
 type listenerKey struct {

@@ -45,13 +45,13 @@ func (a *Actor[T]) maintainLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-a.stop:
+		case <-a.shut.stopping:
 			return
 		case <-t.C:
 			// Close does not wait for a VACUUM: the server finishes it.
 			ctx, cancel := context.WithTimeout(context.Background(), maintainTimeout)
-			stop := context.AfterFunc(a.stopCtx, cancel)
-			if _, err := a.maintain(ctx); err != nil && a.stopCtx.Err() == nil {
+			stop := context.AfterFunc(a.shut.stoppingCtx, cancel)
+			if _, err := a.maintain(ctx); err != nil && a.shut.stoppingCtx.Err() == nil {
 				a.log.LogAttrs(ctx, slog.LevelWarn, "pgactor: maintenance failed",
 					slog.String("actor", a.name), slog.String("schema", a.set.schema), slog.Any("error", err))
 			}

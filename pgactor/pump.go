@@ -62,7 +62,7 @@ type pump[T any] struct {
 
 	ready     bool            // the queue may hold due tasks: fetch
 	heartbeat bool            // the leases are due for renewal
-	stopping  <-chan struct{} // the actor's stopping, until the pump has seen it closed; then nil: it fetches no more
+	stopping  <-chan struct{} // the actor's, until the pump has seen it closed; then nil: it fetches no more
 	paused    bool            // a round failed: wait for timer before the next
 	backoff   time.Duration   // how long, doubling while rounds fail
 	inflight  int             // rounds running
@@ -79,7 +79,7 @@ func (a *Actor[T]) runPump() {
 	p := &pump[T]{
 		a:        a,
 		ready:    true,
-		stopping: a.stop,
+		stopping: a.shut.stopping,
 		results:  make(chan roundResult, maxRounds),
 		beat:     time.NewTicker(a.set.heartbeat),
 		timer:    time.NewTimer(time.Hour),
@@ -99,7 +99,7 @@ func (p *pump[T]) run() {
 			p.finishRounds()
 			p.stopping = nil
 			close(p.a.tasks)
-		case <-p.a.keeper:
+		case <-p.a.shut.draining:
 			p.drain()
 			return
 		default:
@@ -136,7 +136,7 @@ func (p *pump[T]) wait() {
 		p.wakes++
 	case <-p.a.free:
 	case <-p.stopping:
-	case <-p.a.keeper:
+	case <-p.a.shut.draining:
 	}
 }
 

@@ -127,7 +127,7 @@ func (a *Actor[T]) SendBatchTx(ctx context.Context, tx pgx.Tx, payloads []T, opt
 }
 
 func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []SendOption, batch bool) ([]uint64, error) {
-	if a.closed.Load() {
+	if a.shut.phase() >= phaseStopping {
 		return nil, fmt.Errorf("send to %q: %w", a.name, actor.ErrClosed)
 	}
 	o := sendOptions{typ: a.typ}

@@ -51,7 +51,7 @@ func (a *Actor[T]) complete(worker string, l *lease) *lease {
 	}
 	defer a.forget(l)
 	a.mu.Lock()
-	if a.keeperClosed {
+	if a.shut.phase() >= phaseDraining {
 		a.mu.Unlock()
 		a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: handler returned after Close gave its task back; the task runs again",
 			slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", l.id))
@@ -182,7 +182,7 @@ func (a *Actor[T]) lost(worker string, l *lease, err error) {
 func (a *Actor[T]) giveBack(l *lease) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.keeperClosed || l.forgotten {
+	if a.shut.phase() >= phaseDraining || l.forgotten {
 		return
 	}
 	a.settling <- &settling{l: l, giveBack: true}

@@ -1,0 +1,121 @@
+package pgactor
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// TestShutdownMoves closes three actors — a send-only one, one whose
+// workers are idle, and one whose handler outlives Close's context and
+// grace — and checks that together they made every move of phaseMoves,
+// and none it does not list (which would have panicked).
+func TestShutdownMoves(t *testing.T) {
+	r := newRig(t)
+	var made [phases][phases]int
+	closed := func(a *Actor[int]) {
+		t.Helper()
+		if got := a.shut.phase(); got != phaseClosed {
+			t.Errorf("%s: phase %v after Close, want closed", a.name, got)
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for from := range phases {
+			for to := range phases {
+				made[from][to] += a.shut.moves[from][to]
+			}
+		}
+	}
+
+	sendOnly := start(r, "send_only", nil, Config[int]{Logger: quiet(t)})
+	if err := sendOnly.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	closed(sendOnly)
+
+	idle := start(r, "idle", func(context.Context, actor.Task[int]) error { return nil }, Config[int]{Workers: 2, Logger: quiet(t)})
+	if err := idle.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	closed(idle)
+
+	started, release := make(chan struct{}), make(chan struct{})
+	stubborn := start(r, "stubborn", func(context.Context, actor.Task[int]) error {
+		close(started)
+		<-release // ignores its context, past the grace
+		return nil
+	}, Config[int]{Grace: 10 * time.Millisecond, Logger: quiet(t)})
+	if _, err := stubborn.Send(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := stubborn.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	closed(stubborn)
+	stubborn.workerWG.Wait()
+
+	for from := range phases {
+		for to := range phases {
+			listed := phaseMoves[from]&(1<<to) != 0
+			if n := made[from][to]; listed && n == 0 {
+				t.Errorf("no actor moved %v → %v, which the table lists", from, to)
+			} else if !listed && n > 0 {
+				t.Errorf("an actor moved %v → %v, which the table does not list", from, to)
+			}
+		}
+	}
+}
+
+// TestPhaseAnnounced checks that each channel of a shutdown is closed as
+// the actor enters the phase it is named for, and not before.
+func TestPhaseAnnounced(t *testing.T) {
+	var s shutdown
+	s.init()
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	for _, to := range []phase{phaseRunning, phaseStopping, phaseCanceling, phaseDraining, phaseClosed} {
+		if to != phaseRunning {
+			s.moveLocked(to)
+		}
+		if got, want := closed(s.stopping), to >= phaseStopping; got != want {
+			t.Errorf("in phase %v, stopping closed: %v", to, got)
+		}
+		if got, want := s.stoppingCtx.Err() != nil, to >= phaseStopping; got != want {
+			t.Errorf("in phase %v, stoppingCtx ended: %v", to, got)
+		}
+		if got, want := closed(s.draining), to >= phaseDraining; got != want {
+			t.Errorf("in phase %v, draining closed: %v", to, got)
+		}
+	}
+}
+
+// TestPhaseMoveNotListedPanics checks that a move the table does not list
+// panics and leaves the phase as it was.
+func TestPhaseMoveNotListedPanics(t *testing.T) {
+	var s shutdown
+	s.init()
+	s.moveLocked(phaseStopping)
+	defer func() {
+		v := recover()
+		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "cannot move from stopping to running") {
+			t.Errorf("moveLocked(stopping → running) panicked with %v, want a refusal", v)
+		}
+		if s.phase() != phaseStopping {
+			t.Errorf("a refused move changed the phase to %v", s.phase())
+		}
+	}()
+	s.moveLocked(phaseRunning)
+}
