@@ -83,6 +83,50 @@
 // its sends. Polling every Config.PollInterval is the fallback, and is how
 // delayed tasks and other processes' retries are found when they fall due.
 //
+// # Words
+//
+// The docs and the code use each of these words in one sense.
+//
+//   - Send: store a task, through Send, SendBatch or their Tx forms. A
+//     task waits, queued once it is due (its RunAt or After passed) and
+//     scheduled until then, or retrying while its backoff runs.
+//   - Fetch: take due tasks, and tasks whose lease ran out, each with a new
+//     lease, for this process's workers.
+//   - Lease: a process's hold on one task, from the fetch that took it
+//     until the statement that settles it. It runs out Config.Lease after
+//     the fetch or its last renewal; the process holding it is the task's
+//     owner.
+//   - Heartbeat: the statement that renews every lease a process holds,
+//     every Config.Heartbeat.
+//   - Fencing token: the count of a task's fetches, which each fetch
+//     increments. Every statement on a lease names the task, its token and
+//     its owner; once the lease has passed to another it matches nothing:
+//     it is fenced off, and its result refused.
+//   - Lost: a lease that ran out while its worker was dead, frozen or cut
+//     off, its task taken by a fetch elsewhere. The handler still running
+//     on it is canceled with ErrLeaseLost; Stats.Lost counts such runs.
+//   - The pump: the one goroutine of an actor in a process that runs the
+//     statements on many leases — the fetch, the completions, the
+//     heartbeat, the give-backs — in rounds.
+//   - Round: one batch of the pump, one round trip and one commit; two run
+//     at once.
+//   - Settle: record what became of a task once its handler returned. A
+//     completion, a retry and a dead letter end its lease; a give-back
+//     returns it.
+//   - Complete: delete a task whose handler succeeded, counting it. A round
+//     commits many workers' completions at once; a handler that used Tx
+//     commits its own.
+//   - Retry: make a task whose attempt failed due again after its Backoff.
+//   - Dead-letter: move a task to the dead letters, with a Reason; it runs
+//     no more unless replayed.
+//   - Give back: release a lease at once, its attempt not charged, so that
+//     any worker takes the task now: what Close does with the tasks it
+//     stops waiting for.
+//   - Forget: drop a lease from the process's own records, once it is
+//     settled or lost: no statement.
+//   - Phase: where an actor is in its life: running, then, in Close,
+//     stopping, canceling, draining and closed.
+//
 // # PgBouncer
 //
 // Behind PgBouncer in transaction mode, notifications are not delivered:

@@ -301,8 +301,8 @@ func (s *store) complete(b *pgx.Batch, leases []*lease, completed map[int64]bool
 	})
 }
 
-// stmtGiveBack releases leases of @owner so that the tasks can be taken
-// at once, without charging the attempt.
+// stmtGiveBack gives back leases of @owner: the tasks can be taken at
+// once, and the attempt is not charged.
 var stmtGiveBack = prepare(`UPDATE {s}.tasks t SET owner = NULL, available_at = now(), attempt = t.attempt - 1
 WHERE `+fence, "ids", "runs", "owner")
 
@@ -331,7 +331,7 @@ func (s *store) completeOne(ctx context.Context, tx pgx.Tx, l *lease) (int, erro
 	return n, err
 }
 
-// stmtRetry releases a failed task to run again after @delay_us, with the
+// stmtRetry makes a failed task due again after @delay_us, with the
 // attempt's error.
 var stmtRetry = prepare(`WITH u AS (
 	UPDATE {s}.tasks SET owner = NULL, last_error = @error,
