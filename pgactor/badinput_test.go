@@ -145,20 +145,12 @@ func TestUndecodable(t *testing.T) {
 	}
 	var errs errorLog
 	ran := make(chan int, 1)
-	a := start(r, "changed", func(ctx context.Context, task actor.Task[int]) error {
-		ran <- task.Payload
-		return nil
-	}, Config[int]{Workers: 1, FetchBatch: 1, OnError: errs.add, MaxAttempts: 5})
+	a := start(r, "changed", forward(ran), Config[int]{Workers: 1, FetchBatch: 1, OnError: errs.add, MaxAttempts: 5})
 	if _, err := a.Send(t.Context(), 7); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case p := <-ran:
-		if p != 7 {
-			t.Errorf("ran %d", p)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the task behind an undecodable one never ran")
+	if p := within(t, ran, 10*time.Second, "the task behind an undecodable one never ran"); p != 7 {
+		t.Errorf("ran %d", p)
 	}
 	eventually(t, 10*time.Second, "dead-lettered", func() bool { return stats(t, a).DeadLettered == 1 })
 	letters, err := a.DeadLetters(t.Context(), LetterFilter{Reason: ReasonUndecodable})

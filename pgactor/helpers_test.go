@@ -111,6 +111,35 @@ func start[T any](r *rig, name string, h actor.Handler[T], cfg Config[T]) *Actor
 	return a
 }
 
+// forward returns a handler that sends each task's payload on ch.
+func forward[T any](ch chan<- T) actor.Handler[T] {
+	return func(_ context.Context, task actor.Task[T]) error {
+		ch <- task.Payload
+		return nil
+	}
+}
+
+// record returns a handler that adds each task's payload to l.
+func record[T comparable](l *ledger[T]) actor.Handler[T] {
+	return func(_ context.Context, task actor.Task[T]) error {
+		l.add(task.Payload)
+		return nil
+	}
+}
+
+// within returns the next value from ch, failing t with msg when none
+// comes within limit.
+func within[V any](t testing.TB, ch <-chan V, limit time.Duration, msg string) V {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(limit):
+		t.Fatal(msg)
+		panic("unreachable")
+	}
+}
+
 // eventually polls cond until it holds, failing t after limit.
 func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -95,13 +95,8 @@ func TestLeaseLostCancels(t *testing.T) {
 	}
 	<-started
 	r.takeOver(id)
-	select {
-	case cause := <-causes:
-		if cause != ErrLeaseLost {
-			t.Errorf("the handler's context ended with %v, want ErrLeaseLost", cause)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the handler of a lost lease was not cancelled")
+	if cause := within(t, causes, 10*time.Second, "the handler of a lost lease was not cancelled"); cause != ErrLeaseLost {
+		t.Errorf("the handler's context ended with %v, want ErrLeaseLost", cause)
 	}
 	eventually(t, 10*time.Second, "the worker let the task go", func() bool { return a.running() == 0 })
 	if s := stats(t, a); s.Failed != 0 || s.Running != 1 {
@@ -141,26 +136,16 @@ func TestDeadWorker(t *testing.T) {
 		reran <- task
 		return nil
 	}, Config[int]{PollInterval: 100 * time.Millisecond})
-	select {
-	case task := <-reran:
-		if task.ID != id || task.Attempt != 2 || task.Payload != 42 {
-			t.Errorf("ran again as %+v", task)
-		}
-		// The lease had up to one heartbeat's worth left when the cut
-		// came.
-		if d := time.Since(cut); d < lease/2 || d > lease+5*time.Second {
-			t.Errorf("ran again %v after the cut, want about the lease (%v)", d, lease)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the task of a cut-off worker never ran again")
+	task := within(t, reran, 20*time.Second, "the task of a cut-off worker never ran again")
+	if task.ID != id || task.Attempt != 2 || task.Payload != 42 {
+		t.Errorf("ran again as %+v", task)
 	}
-	select {
-	case cause := <-causes:
-		if cause != ErrLeaseLost {
-			t.Errorf("the cut-off handler's context ended with %v, want ErrLeaseLost", cause)
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("the cut-off handler was never cancelled")
+	// The lease had up to one heartbeat's worth left when the cut came.
+	if d := time.Since(cut); d < lease/2 || d > lease+5*time.Second {
+		t.Errorf("ran again %v after the cut, want about the lease (%v)", d, lease)
+	}
+	if cause := within(t, causes, 10*time.Second, "the cut-off handler was never cancelled"); cause != ErrLeaseLost {
+		t.Errorf("the cut-off handler's context ended with %v, want ErrLeaseLost", cause)
 	}
 	eventually(t, 10*time.Second, "completed", func() bool { return stats(t, heir).Completed == 1 })
 	if s := stats(t, heir); s.Lost != 1 || s.Accepted != 1 {
@@ -254,13 +239,8 @@ func TestCloseGivesBack(t *testing.T) {
 		reran <- task
 		return nil
 	}, Config[int]{PollInterval: time.Hour})
-	select {
-	case task := <-reran:
-		if task.Payload != 2 || task.Attempt != 1 {
-			t.Errorf("ran again as %+v, want payload 2, attempt 1", task)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the given-back task did not run at once")
+	if task := within(t, reran, 10*time.Second, "the given-back task did not run at once"); task.Payload != 2 || task.Attempt != 1 {
+		t.Errorf("ran again as %+v, want payload 2, attempt 1", task)
 	}
 }
 

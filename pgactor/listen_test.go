@@ -2,6 +2,7 @@ package pgactor
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,19 +18,12 @@ import (
 func TestNotifyWakes(t *testing.T) {
 	r := newRig(t)
 	ran := make(chan int, 100)
-	start(r, "woken", func(ctx context.Context, task actor.Task[int]) error {
-		ran <- task.Payload
-		return nil
-	}, Config[int]{Workers: 2, PollInterval: time.Hour})
+	start(r, "woken", forward(ran), Config[int]{Workers: 2, PollInterval: time.Hour})
 	sender := start(r, "woken", nil, Config[int]{})
 	expect := func(n int) {
 		t.Helper()
 		for range n {
-			select {
-			case <-ran:
-			case <-time.After(10 * time.Second):
-				t.Fatal("a task sent elsewhere was not taken: no notification woke the workers")
-			}
+			within(t, ran, 10*time.Second, "a task sent elsewhere was not taken: no notification woke the workers")
 		}
 	}
 	time.Sleep(100 * time.Millisecond) // the workers' first fetch has found nothing
@@ -67,19 +61,12 @@ func TestNotifyWakes(t *testing.T) {
 func TestPolling(t *testing.T) {
 	r := newRig(t)
 	ran := make(chan int, 1)
-	start(r, "polled", func(ctx context.Context, task actor.Task[int]) error {
-		ran <- task.Payload
-		return nil
-	}, Config[int]{PollInterval: 50 * time.Millisecond, DisableListen: true})
+	start(r, "polled", forward(ran), Config[int]{PollInterval: 50 * time.Millisecond, DisableListen: true})
 	sender := start(r, "polled", nil, Config[int]{})
 	if _, err := sender.Send(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-ran:
-	case <-time.After(10 * time.Second):
-		t.Fatal("polling never found the task")
-	}
+	within(t, ran, 10*time.Second, "polling never found the task")
 }
 
 // TestListenReconnects checks that the listener reconnects after its
@@ -88,10 +75,7 @@ func TestListenReconnects(t *testing.T) {
 	r := newRig(t)
 	p, proxy := r.poolThroughProxy()
 	ran := make(chan int, 10)
-	a, err := New(t.Context(), p, "reconnecting", func(ctx context.Context, task actor.Task[int]) error {
-		ran <- task.Payload
-		return nil
-	}, Config[int]{Schema: r.schema, PollInterval: time.Hour, Logger: quiet(t)})
+	a, err := New(t.Context(), p, "reconnecting", forward(ran), Config[int]{Schema: r.schema, PollInterval: time.Hour, Logger: quiet(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +88,7 @@ func TestListenReconnects(t *testing.T) {
 		if _, err := sender.Send(t.Context(), i); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-ran:
-		case <-time.After(15 * time.Second):
-			t.Fatalf("task %d not taken after the listener's connection was cut", i)
-		}
+		within(t, ran, 15*time.Second, fmt.Sprintf("task %d not taken after the listener's connection was cut", i))
 	}
 }
 
@@ -142,10 +122,7 @@ func TestElastic(t *testing.T) {
 func TestTrailingNotify(t *testing.T) {
 	r := newRig(t)
 	ran := make(chan int, 10)
-	start(r, "trailing", func(ctx context.Context, task actor.Task[int]) error {
-		ran <- task.Payload
-		return nil
-	}, Config[int]{PollInterval: time.Hour})
+	start(r, "trailing", forward(ran), Config[int]{PollInterval: time.Hour})
 	sender := start(r, "trailing", nil, Config[int]{})
 	sender.notifier.window = 300 * time.Millisecond
 	time.Sleep(100 * time.Millisecond) // the workers' first fetch has found nothing
@@ -155,10 +132,6 @@ func TestTrailingNotify(t *testing.T) {
 		if _, err := sender.Send(t.Context(), i); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case <-ran:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("send %d: no notification woke the workers", i)
-		}
+		within(t, ran, 10*time.Second, fmt.Sprintf("send %d: no notification woke the workers", i))
 	}
 }

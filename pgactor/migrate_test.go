@@ -10,7 +10,6 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/jackc/pgx/v5"
 )
@@ -167,10 +166,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatalf("Migrate from version 1: %d → %d, %v; want 1 → %d", from, to, err, SchemaVersion)
 	}
 	ran := make(chan int, 3)
-	a := start(r, "old", func(ctx context.Context, task actor.Task[int]) error {
-		ran <- task.Payload
-		return nil
-	}, Config[int]{Workers: 2, PollInterval: 10 * time.Millisecond})
+	a := start(r, "old", forward(ran), Config[int]{Workers: 2, PollInterval: 10 * time.Millisecond})
 	got := map[int]bool{}
 	for range 3 {
 		select {

@@ -95,13 +95,8 @@ func TestRetryHoldsNoWorker(t *testing.T) {
 	if _, err := a.Send(t.Context(), 2); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case p := <-ran:
-		if p != 2 {
-			t.Fatalf("ran %d", p)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the only worker is held by a task waiting for its retry")
+	if p := within(t, ran, 10*time.Second, "the only worker is held by a task waiting for its retry"); p != 2 {
+		t.Fatalf("ran %d", p)
 	}
 	var owner *string
 	if err := r.pool.QueryRow(t.Context(), expand(r.schema, `SELECT owner FROM {s}.tasks WHERE actor = 'waiting'`)).Scan(&owner); err != nil {
@@ -214,13 +209,8 @@ func TestCancel(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("Cancel: %d, %v; want 2 found", n, err)
 	}
-	select {
-	case cause := <-causes:
-		if cause != ErrCanceled {
-			t.Errorf("the running handler's context ended with %v, want ErrCanceled", cause)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the running handler was not canceled")
+	if cause := within(t, causes, 10*time.Second, "the running handler was not canceled"); cause != ErrCanceled {
+		t.Errorf("the running handler's context ended with %v, want ErrCanceled", cause)
 	}
 	eventually(t, 10*time.Second, "both dead-lettered", func() bool { return stats(t, a).DeadLettered == 2 })
 	letters, err := a.DeadLetters(t.Context(), LetterFilter{Reason: ReasonCanceled})

@@ -110,10 +110,7 @@ func TestSendErrors(t *testing.T) {
 func TestSendTx(t *testing.T) {
 	r := newRig(t)
 	var got ledger[string]
-	a := start(r, "tx", func(ctx context.Context, task actor.Task[string]) error {
-		got.add(task.Payload)
-		return nil
-	}, Config[string]{Workers: 2})
+	a := start(r, "tx", record(&got), Config[string]{Workers: 2})
 	ctx := t.Context()
 
 	tx, err := r.pool.Begin(ctx)
@@ -159,10 +156,7 @@ func TestSendTx(t *testing.T) {
 func TestSendInWith(t *testing.T) {
 	r := newRig(t)
 	var got ledger[string]
-	a := start(r, "with", func(ctx context.Context, task actor.Task[string]) error {
-		got.add(task.Payload)
-		return nil
-	}, Config[string]{})
+	a := start(r, "with", record(&got), Config[string]{})
 	for _, commit := range []bool{false, true} {
 		err := r.pool.With(t.Context(), func(ctx context.Context, conn *pgpool.Conn) error {
 			if _, err := conn.Exec(ctx, "BEGIN"); err != nil {

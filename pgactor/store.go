@@ -94,6 +94,15 @@ func expand(schema, sql string) string {
 	return strings.ReplaceAll(sql, "{s}", pgx.Identifier{schema}.Sanitize())
 }
 
+// collect returns what scan makes of each row of a query's rows, or the
+// query's error.
+func collect[E any](rows pgx.Rows, err error, scan pgx.RowToFunc[E]) ([]E, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.AppendRows([]E(nil), rows, scan)
+}
+
 // forEach calls fn for each row, and returns the first error, the rows'
 // included.
 func forEach(rows pgx.Rows, fn func() error) error {
@@ -198,25 +207,15 @@ func (s *store) sendBatch(ctx context.Context, db Querier, payloads [][]byte, o 
 // scanIDs reads the ids a send returned, each with pg_notify's void when
 // it notified.
 func (s *store) scanIDs(rows pgx.Rows, err error) ([]uint64, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []uint64
-	err = forEach(rows, func() error {
+	return collect(rows, err, func(row pgx.CollectableRow) (uint64, error) {
 		var id int64
 		dst := []any{&id}
-		if len(rows.FieldDescriptions()) == 2 {
+		if len(row.FieldDescriptions()) == 2 {
 			dst = append(dst, nil) // pg_notify's void
 		}
-		err := rows.Scan(dst...)
-		ids = append(ids, uint64(id))
-		return err
+		err := row.Scan(dst...)
+		return uint64(id), err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return ids, nil
 }
 
 var stmtLiveKey = prepare(`SELECT id FROM {s}.tasks WHERE actor = @actor AND unique_key = @key`, "actor", "key")

@@ -59,21 +59,7 @@ var stmtActors = prepare(`SELECT name FROM {s}.actors ORDER BY name`)
 // actors lists the actors registered in the schema, on db.
 func (s *store) actors(ctx context.Context, db Querier) ([]string, error) {
 	rows, err := db.Query(ctx, stmtActors.in(s.schema))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var names []string
-	err = forEach(rows, func() error {
-		var n string
-		err := rows.Scan(&n)
-		names = append(names, n)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return names, nil
+	return collect(rows, err, pgx.RowTo[string])
 }
 
 // stmtDeadLetters reads a page of @actor's dead letters after ID @after,
@@ -108,19 +94,11 @@ func (s *store) deadLetters(ctx context.Context, f LetterFilter) ([]storedLetter
 		reason = f.Reason.String()
 	}
 	rows, err := s.pool.Query(ctx, stmtDeadLetters.in(s.schema), s.actor, int64(f.AfterID), reason, f.Type, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var letters []storedLetter
-	err = forEach(rows, func() error {
-		var l storedLetter
-		err := rows.Scan(&l.id, &l.typ, &l.payload, &l.priority, &l.key, &l.enqueued, &l.attempts, &l.lost,
+	return collect(rows, err, func(row pgx.CollectableRow) (l storedLetter, err error) {
+		err = row.Scan(&l.id, &l.typ, &l.payload, &l.priority, &l.key, &l.enqueued, &l.attempts, &l.lost,
 			&l.reason, &l.lastErr, &l.started, &l.dead)
-		letters = append(letters, l)
-		return err
+		return l, err
 	})
-	return letters, err
 }
 
 var stmtNotify = prepare(`SELECT pg_notify(@channel, @actor)`, "channel", "actor")
@@ -199,20 +177,12 @@ type tableStat struct {
 // tableStats reads the schema's tables' statistics.
 func (s *store) tableStats(ctx context.Context) ([]tableStat, error) {
 	rows, err := s.pool.Query(ctx, stmtDeadTuples.text, s.schema)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var tables []tableStat
-	err = forEach(rows, func() error {
-		var t tableStat
+	return collect(rows, err, func(row pgx.CollectableRow) (t tableStat, err error) {
 		var since float64 // seconds, or +Inf if never analyzed
-		err := rows.Scan(&t.name, &t.dead, &t.live, &t.changed, &since)
+		err = row.Scan(&t.name, &t.dead, &t.live, &t.changed, &since)
 		t.sinceAnalyze = time.Duration(min(since, 1e6) * float64(time.Second))
-		tables = append(tables, t)
-		return err
+		return t, err
 	})
-	return tables, err
 }
 
 // care runs VACUUM, VACUUM (ANALYZE) or ANALYZE on the schema's table, and
