@@ -11,7 +11,7 @@ import (
 // to the statement that settles it — completes, retries or dead-letters
 // the task, ending the lease, or gives the lease back — or until it is
 // lost. The task's row names this instance as its owner, and the lease's
-// fencing token; every statement on the lease names both (see fence in store.go).
+// fencing token; every statement on the lease names both (fence.go).
 type lease struct {
 	id       int64
 	token    int32 // the fencing token: the task's runs when this lease took it

@@ -36,7 +36,7 @@ func (a *Actor[T]) runRound(rd *round) (int, error) {
 	sent := time.Now()
 	if rd.batch.Len() > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
-		err := a.pool.SendBatch(ctx, rd.batch).Close()
+		err := a.store.runBatch(ctx, rd.batch)
 		cancel()
 		if err != nil {
 			return 0, err

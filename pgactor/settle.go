@@ -207,7 +207,7 @@ func (a *Actor[T]) giveBackAll() error {
 	defer cancel()
 	b := &pgx.Batch{}
 	a.store.giveBack(b, held)
-	if err := a.pool.SendBatch(ctx, b).Close(); err != nil {
+	if err := a.store.runBatch(ctx, b); err != nil {
 		return fmt.Errorf("pgactor: actor %q: give back %d tasks at Close (they run again once their leases run out): %w", a.name, len(held), err)
 	}
 	return nil

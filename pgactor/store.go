@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The store runs every statement pgactor sends to PostgreSQL: each has its
+// A store runs every statement pgactor sends to PostgreSQL: each has its
 // text, its arguments and the scanning of its rows in one method, here or
 // in storeadmin.go. taskstates.go says which of them moves a task from
 // which state to which, and what fences each move.
@@ -92,6 +92,11 @@ func (st *statement) in(schema string) string {
 // expand replaces {s} in sql with the schema's quoted name.
 func expand(schema, sql string) string {
 	return strings.ReplaceAll(sql, "{s}", pgx.Identifier{schema}.Sanitize())
+}
+
+// runBatch runs the statements queued on b, as one transaction.
+func (s *store) runBatch(ctx context.Context, b *pgx.Batch) error {
+	return s.pool.SendBatch(ctx, b).Close()
 }
 
 // collect returns what scan makes of each row of a query's rows, or the

@@ -28,8 +28,8 @@ func (s taskState) String() string { return taskStateNames[s] }
 // The fences, which refuse a move and leave the task where it was.
 const (
 	// fenceLease: the statement names the lease — id, fencing token and
-	// owner (see fence in store.go) — and matches no row once the lease has passed
-	// to another worker.
+	// owner (fence.go) — and matches no row once the lease has passed to
+	// another worker.
 	fenceLease = "the lease: id, fencing token and owner"
 	// fenceKey: a live task of the actor holds the same unique key.
 	fenceKey = "a live task of the actor holding the same unique key"
