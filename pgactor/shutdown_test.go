@@ -119,3 +119,96 @@ func TestPhaseMoveNotListedPanics(t *testing.T) {
 	}()
 	s.moveLocked(phaseRunning)
 }
+
+// TestCloseGivesBack checks that Close lets a handler that ends in time
+// complete, and gives back, uncharged, the task of one that does not.
+func TestCloseGivesBack(t *testing.T) {
+	r := newRig(t)
+	started := make(chan int, 2)
+	a, err := New(t.Context(), r.pool, "closing", func(ctx context.Context, task actor.Task[int]) error {
+		started <- task.Payload
+		if task.Payload == 1 {
+			time.Sleep(100 * time.Millisecond)
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}, Config[int]{Schema: r.schema, Workers: 2, OnError: func(*actor.TaskError) { t.Error("a task failed") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []int{1, 2} {
+		if _, err := a.Send(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started
+	<-started
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadStats(t.Context(), r.pool, r.schema, "closing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkIdentity(t, s)
+	if s.Completed != 1 || s.Queued != 1 || s.DeadLettered != 0 || s.Running != 0 || s.Failed != 0 {
+		t.Errorf("after Close: %+v, want one completed and one queued again", s)
+	}
+	var attempt int
+	var owner *string
+	if err := r.pool.QueryRow(t.Context(), expand(r.schema, `SELECT attempt, owner FROM {s}.tasks`)).Scan(&attempt, &owner); err != nil {
+		t.Fatal(err)
+	}
+	if attempt != 0 || owner != nil {
+		t.Errorf("the given-back task: attempt %d, owner %v; want 0, none", attempt, owner)
+	}
+	reran := make(chan actor.Task[int], 1)
+	start(r, "closing", func(ctx context.Context, task actor.Task[int]) error {
+		reran <- task
+		return nil
+	}, Config[int]{PollInterval: time.Hour})
+	if task := within(t, reran, 10*time.Second, "the given-back task did not run at once"); task.Payload != 2 || task.Attempt != 1 {
+		t.Errorf("ran again as %+v, want payload 2, attempt 1", task)
+	}
+}
+
+// TestCloseAbandons checks that Close returns after the grace period when
+// a handler ignores its context, with the task given back, and that the
+// handler's late success is not recorded.
+func TestCloseAbandons(t *testing.T) {
+	r := newRig(t)
+	started := make(chan struct{})
+	release := make(chan struct{})
+	returned := make(chan struct{})
+	a, err := New(t.Context(), r.pool, "stubborn", func(ctx context.Context, task actor.Task[int]) error {
+		defer close(returned)
+		close(started)
+		<-release
+		return nil
+	}, Config[int]{Schema: r.schema, Grace: 50 * time.Millisecond, Logger: quiet(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	<-returned
+	time.Sleep(50 * time.Millisecond) // the late completion, were it recorded
+	s, err := ReadStats(t.Context(), r.pool, r.schema, "stubborn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Queued != 1 || s.Completed != 0 {
+		t.Errorf("after Close abandoned the handler: %+v, want the task queued again", s)
+	}
+}
