@@ -12,11 +12,21 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// What becomes of a task once its handler returns: its worker settles it
-// here, by what became of the task — it is completed, failed and retried,
-// dead-lettered, given back, or, its lease lost or fenced off, left to the
-// worker that holds it now — whoever runs the statement. Each path ends
-// by forgetting the lease.
+// Settling: what becomes of a task once its handler returns is decided
+// here, by what became of it, whoever then runs the statement — the
+// pump's round for a completion, the worker for the rest:
+//
+//   - the handler succeeded: completed (complete; completeTx when it
+//     began a transaction)
+//   - it failed: retried after the Backoff, or dead-lettered when the
+//     error is permanent or the attempts are spent (fail)
+//   - Cancel canceled it: dead-lettered (deadLetter)
+//   - Close stopped waiting for it: its lease given back (giveBack)
+//   - its lease was lost: nothing, since another worker may hold the task
+//     now (lost)
+//
+// A statement whose lease was fenced off is refused (fence.go). Each path
+// ends by forgetting the lease.
 
 // settle records what became of l's task once its handler returned err,
 // and returns the worker's next task when the round that committed the
