@@ -1,0 +1,165 @@
+package actorpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestWaitersServedInArrivalOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, &factory{}, Config{MaxObjects: 1})
+		held := acquire(t, p)
+		var order []int
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := range 5 {
+			wg.Go(func() {
+				l := acquire(t, p)
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				release(t, l)
+			})
+			synctest.Wait() // waiter i is queued before i+1 starts
+		}
+		release(t, held)
+		wg.Wait()
+		if fmt.Sprint(order) != "[0 1 2 3 4]" {
+			t.Errorf("waiters served in order %v, want arrival order", order)
+		}
+	})
+}
+
+func TestMaxQueueSize(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, &factory{}, Config{MaxObjects: 1, MaxQueueSize: 2})
+		held := acquire(t, p)
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() { release(t, acquire(t, p)) })
+		}
+		synctest.Wait()
+		if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrPoolExhausted) {
+			t.Fatalf("third waiter: %v, want ErrPoolExhausted", err)
+		}
+		if s := p.Stats(); s.ExhaustedAcquires != 1 || s.Waiting != 2 {
+			t.Errorf("stats: exhausted %d waiting %d, want 1 and 2", s.ExhaustedAcquires, s.Waiting)
+		}
+		release(t, held)
+		wg.Wait()
+	})
+}
+
+func TestCanceledWaiterLeavesQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, &factory{}, Config{MaxObjects: 1})
+		held := acquire(t, p)
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error)
+		go func() {
+			_, err := p.Acquire(ctx)
+			errc <- err
+		}()
+		synctest.Wait()
+		if w := p.Stats().Waiting; w != 1 {
+			t.Fatalf("waiting = %d, want 1", w)
+		}
+		cancel()
+		err := <-errc
+		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+			t.Errorf("canceled take: %v, want context.Canceled and not ErrTimeout", err)
+		}
+		if s := p.Stats(); s.Waiting != 0 || s.CanceledAcquires != 1 {
+			t.Errorf("after cancel: waiting %d canceled %d, want 0 and 1", s.Waiting, s.CanceledAcquires)
+		}
+		release(t, held)
+		if s := p.Stats(); s.Idle != 1 {
+			t.Errorf("object not idle after release with no waiter: %+v", s)
+		}
+	})
+}
+
+// A waiter whose context has ended is passed over, and the object goes to
+// the next waiter, never to the one that gave up.
+func TestDeadWaiterPassedOver(t *testing.T) {
+	p := newPool(t, &factory{}, Config{MaxObjects: 1})
+	held := acquire(t, p)
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	dead, live := p.waiters.get(canceled), p.waiters.get(context.Background())
+	p.mu.Lock()
+	p.enqueueLocked(dead)
+	p.enqueueLocked(live)
+	p.mu.Unlock()
+	release(t, held)
+	if h := <-dead.ch; h.idx != -1 || h.err != nil {
+		t.Errorf("dead waiter got %+v, want to be passed over", h)
+	}
+	h := <-live.ch
+	if h.idx < 0 {
+		t.Fatalf("live waiter got %+v, want the object", h)
+	}
+	s := &p.slots[h.idx]
+	p.release(s, s.load().seq())
+}
+
+func TestWaiterGivingUpAsServedPassesObjectOn(t *testing.T) {
+	// Many rounds of: a waiter's context ends just as an object is handed
+	// to it. The object must end up with the next waiter or idle.
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, &factory{}, Config{MaxObjects: 1})
+		for range 100 {
+			held := acquire(t, p)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+			first := make(chan error, 1)
+			go func() {
+				l, err := p.Acquire(ctx)
+				if err == nil {
+					release(t, l)
+				}
+				first <- err
+			}()
+			second := make(chan Lease[*conn], 1)
+			go func() { second <- acquire(t, p) }()
+			synctest.Wait()
+			time.Sleep(time.Millisecond) // the deadline and the release coincide
+			release(t, held)
+			<-first
+			release(t, <-second)
+			cancel()
+		}
+		if s := p.Stats(); s.Idle != 1 || s.InUse != 0 || s.Total != 1 {
+			t.Errorf("object lost: %+v", s)
+		}
+	})
+}
+
+func TestWaitErrorMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, &factory{}, Config{MaxObjects: 2})
+		a, b := acquire(t, p), acquire(t, p)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := p.Acquire(ctx)
+		var we *WaitError
+		if !errors.As(err, &we) || !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire = %v, want a WaitError matching ErrTimeout and DeadlineExceeded", err)
+		}
+		want := "actorpool: acquire timed out: waited 2s, 0/2 available (2 in use, 1 waiting): context deadline exceeded"
+		if err.Error() != want {
+			t.Errorf("error = %q\nwant    %q", err, want)
+		}
+		// Three waits: two for objects being created (instantly, in the
+		// bubble's time), one that timed out.
+		if s := p.Stats(); s.TimedOutAcquires != 1 || s.Waits != 3 || s.WaitDuration != 2*time.Second {
+			t.Errorf("stats: %+v", s)
+		}
+		release(t, a)
+		release(t, b)
+	})
+}
