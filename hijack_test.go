@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"testing/synctest"
+
+	"github.com/actorpool/actorpool/internal/leakcheck"
 )
 
 func TestHijack(t *testing.T) {
@@ -71,6 +73,7 @@ func TestHijackInsideWith(t *testing.T) {
 
 // Close does not wait for a hijacked object: it is no longer the pool's.
 func TestCloseDoesNotWaitForHijacked(t *testing.T) {
+	before := leakcheck.Take()
 	f := &factory{}
 	p, err := New[*conn](f, Config{MaxObjects: 2, Logger: discardLogger()})
 	if err != nil {
@@ -91,5 +94,5 @@ func TestCloseDoesNotWaitForHijacked(t *testing.T) {
 	}
 	f.Destroy(c)
 	f.checkAllDestroyed(t)
-	checkNoGoroutines(t)
+	before.Check(t)
 }

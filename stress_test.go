@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/actorpool/actorpool/internal/leakcheck"
 )
 
 // TestStress runs thousands of goroutines taking, giving back, destroying
@@ -252,6 +254,7 @@ func TestStressRealTime(t *testing.T) {
 }
 
 func stressRealTime(t *testing.T, handoffAfter time.Duration) {
+	before := leakcheck.Take()
 	f := &factory{create: func(ctx context.Context, id int) error {
 		if rand.IntN(10) == 0 {
 			return errors.New("refused")
@@ -293,5 +296,5 @@ func stressRealTime(t *testing.T, handoffAfter time.Duration) {
 		t.Fatal(err)
 	}
 	f.checkAllDestroyed(t)
-	checkNoGoroutines(t)
+	before.Check(t)
 }
