@@ -9,6 +9,7 @@ import (
 
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/metrics/internal/series"
 )
 
 // DefaultBuckets are the upper bounds, in seconds, of the histograms'
@@ -40,8 +41,8 @@ type Collector struct {
 	pools  map[string]func() actorpool.Stats
 	actors map[string]func() actor.Stats
 
-	poolDescs  []poolMetric
-	actorDescs []actorMetric
+	poolDescs  []series.Described[actorpool.Stats]
+	actorDescs []series.Described[actor.Stats]
 	destroyed  *prometheus.Desc
 
 	poolWait, poolHold, poolCreate, poolTest *prometheus.HistogramVec
@@ -82,17 +83,11 @@ func NewCollector(opts Options) *Collector {
 			"Time handler attempts took, by result (ok or error).",
 			"actor", "result"),
 	}
-	for _, m := range poolMetrics {
-		m.desc = prometheus.NewDesc(m.name, m.help, []string{"pool"}, opts.ConstLabels)
-		c.poolDescs = append(c.poolDescs, m)
-	}
+	c.poolDescs = series.Describe(poolMetrics, []string{"pool"}, opts.ConstLabels)
 	c.destroyed = prometheus.NewDesc("actorpool_pool_destroyed_total",
 		"Objects destroyed, by reason: invalid, idle, lifetime, test_failed, test_timeout, leaked, reloaded, closed, discarded.",
 		[]string{"pool", "reason"}, opts.ConstLabels)
-	for _, m := range actorMetrics {
-		m.desc = prometheus.NewDesc(m.name, m.help, []string{"actor"}, opts.ConstLabels)
-		c.actorDescs = append(c.actorDescs, m)
-	}
+	c.actorDescs = series.Describe(actorMetrics, []string{"actor"}, opts.ConstLabels)
 	return c
 }
 
@@ -146,11 +141,11 @@ func (c *Collector) RemoveActor(name string) {
 // Describe sends the descriptions of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range c.poolDescs {
-		ch <- m.desc
+		ch <- m.Desc
 	}
 	ch <- c.destroyed
 	for _, m := range c.actorDescs {
-		ch <- m.desc
+		ch <- m.Desc
 	}
 	for _, h := range c.histograms() {
 		h.Describe(ch)
@@ -176,7 +171,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, name := range sortedKeys(pools) {
 		st := pools[name]()
 		for _, m := range c.poolDescs {
-			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), name)
+			ch <- m.Metric(st, name)
 		}
 		for _, r := range destroyReasons {
 			ch <- prometheus.MustNewConstMetric(c.destroyed, prometheus.CounterValue, float64(r.count(st.DestroyedBy)), name, r.name)
@@ -185,7 +180,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for _, name := range sortedKeys(actors) {
 		st := actors[name]()
 		for _, m := range c.actorDescs {
-			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), name)
+			ch <- m.Metric(st, name)
 		}
 	}
 	for _, h := range c.histograms() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/actorpool/actorpool/metrics/internal/series"
 	"github.com/actorpool/actorpool/pgactor"
 )
 
@@ -38,7 +39,7 @@ type Actor interface {
 // concurrent use: actors may be added and removed while it is scraped.
 type Collector struct {
 	timeout time.Duration
-	descs   []*prometheus.Desc // of metricsOf, in its order
+	descs   []series.Described[pgactor.Stats] // of metricsOf, in its order
 	failed  *prometheus.Desc
 
 	mu     sync.Mutex
@@ -64,9 +65,11 @@ func NewCollector(opts Options) *Collector {
 			[]string{"actor", "schema"}, opts.ConstLabels),
 		actors: map[key]source{},
 	}
-	for _, m := range metricsOf {
-		c.descs = append(c.descs, prometheus.NewDesc(m.name, m.help, []string{"actor", "schema"}, opts.ConstLabels))
+	ss := make([]series.Series[pgactor.Stats], len(metricsOf))
+	for i, m := range metricsOf {
+		ss[i] = m.Series
 	}
+	c.descs = series.Describe(ss, []string{"actor", "schema"}, opts.ConstLabels)
 	return c
 }
 
@@ -138,7 +141,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			if m.local && !s.local {
 				continue
 			}
-			ch <- prometheus.MustNewConstMetric(c.descs[i], m.kind, m.value(st), k.name, k.schema)
+			ch <- c.descs[i].Metric(st, k.name, k.schema)
 		}
 	}
 }
