@@ -51,20 +51,10 @@ var phaseMoves = [phases]uint8{
 func (a *Actor[T]) enterLocked(to phase) {
 	from := a.phase
 	if phaseMoves[from]&(1<<to) == 0 {
-		panic(badPhase{a.name, from, to})
+		panic(badMove{"the shutdown of " + a.name, from, to})
 	}
 	a.phase = to
 	a.phaseMoves[from][to]++
-}
-
-// A badPhase is the panic of a phase move the table does not list.
-type badPhase struct {
-	actor    string
-	from, to phase
-}
-
-func (m badPhase) Error() string {
-	return "actor: " + m.actor + " cannot move from phase " + m.from.String() + " to " + m.to.String()
 }
 
 // closingLocked reports whether Close or Stop has begun: sends are

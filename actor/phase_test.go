@@ -139,7 +139,7 @@ func TestPhaseMoveNotListedPanics(t *testing.T) {
 	a := &Actor[int]{name: "x", phase: phaseDrained}
 	defer func() {
 		v := recover()
-		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "x cannot move from phase drained to halted") {
+		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "the shutdown of x cannot move from drained to halted") {
 			t.Errorf("enterLocked(drained → halted) panicked with %v, want a refusal", v)
 		}
 		if a.phase != phaseDrained {
