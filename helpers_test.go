@@ -168,28 +168,17 @@ func (f *factory) checkAllDestroyed(t testing.TB) {
 	}
 }
 
-// goroutineChecks holds the tests that will check for goroutines left.
-var goroutineChecks sync.Map
-
 // newPool makes a pool over f and closes it when the test ends, checking
 // that every object was destroyed exactly once and no goroutine is left.
 func newPool(t testing.TB, f *factory, cfg Config) *Pool[*conn] {
 	t.Helper()
+	checkGoroutinesOnce(t)
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger()
 	}
 	p, err := New[*conn](f, cfg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, done := goroutineChecks.LoadOrStore(t, true); !done {
-		// Cleanups run last first: this one runs after every pool of the
-		// test is closed.
-		before := leakcheck.Take()
-		t.Cleanup(func() {
-			goroutineChecks.Delete(t)
-			before.Check(t)
-		})
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -200,6 +189,25 @@ func newPool(t testing.TB, f *factory, cfg Config) *Pool[*conn] {
 		f.checkAllDestroyed(t)
 	})
 	return p
+}
+
+// goroutineChecks holds the tests that will check for goroutines left.
+var goroutineChecks sync.Map
+
+// checkGoroutinesOnce has t check, once, that no goroutine started since
+// its first call is left when t ends. newPool calls it before it makes its
+// pool, so that the pool's keeper is checked, and before it registers the
+// pool's Close: cleanups run last first, so the check runs after every pool
+// of the test is closed.
+func checkGoroutinesOnce(t testing.TB) {
+	if _, done := goroutineChecks.LoadOrStore(t, true); done {
+		return
+	}
+	before := leakcheck.Take()
+	t.Cleanup(func() {
+		goroutineChecks.Delete(t)
+		before.Check(t)
+	})
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
