@@ -29,38 +29,42 @@ func (r *recorder) failed() bool {
 	return len(r.errors) > 0
 }
 
-// runningBefore and startedAfter say they run, then block until stop is
+// runningBefore and startedAfter say they run, then run until stop is
 // closed; their names tell their goroutines apart in a stack dump.
-func runningBefore(running chan<- struct{}, stop <-chan struct{}, wg *sync.WaitGroup) {
-	defer wg.Done()
-	running <- struct{}{}
+func runningBefore(running chan<- struct{}, stop <-chan struct{}) {
+	close(running)
 	<-stop
 }
 
-func startedAfter(running chan<- struct{}, stop <-chan struct{}, wg *sync.WaitGroup) {
-	defer wg.Done()
-	running <- struct{}{}
+func startedAfter(running chan<- struct{}, stop <-chan struct{}) {
+	close(running)
 	<-stop
+}
+
+// start runs f on a goroutine and returns once f runs, with a func that
+// stops f and waits for its goroutine to end.
+func start(f func(running chan<- struct{}, stop <-chan struct{})) (end func()) {
+	running, stop, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		f(running, stop)
+	}()
+	<-running
+	return func() {
+		close(stop)
+		<-done
+	}
 }
 
 // TestStartedSeesNewGoroutines checks that a snapshot tells a goroutine
 // started after it from one running before it, and leaves out the caller.
 func TestStartedSeesNewGoroutines(t *testing.T) {
-	running, stop := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(stop)
-	wg.Add(1)
-	go runningBefore(running, stop, &wg)
-	<-running
-
+	defer start(runningBefore)()
 	s := Take()
 	if left := s.Started(); len(left) != 0 {
 		t.Fatalf("a snapshot just taken sees %d goroutines started since:\n\n%s", len(left), strings.Join(left, "\n\n"))
 	}
-	wg.Add(1)
-	go startedAfter(running, stop, &wg)
-	<-running
+	defer start(startedAfter)()
 	left := s.Started()
 	if len(left) != 1 || !strings.Contains(left[0], "startedAfter") {
 		t.Fatalf("Started = %d goroutines, want the one started after the snapshot:\n\n%s", len(left), strings.Join(left, "\n\n"))
@@ -72,11 +76,7 @@ func TestStartedSeesNewGoroutines(t *testing.T) {
 func TestCheckFailsOnGoroutineLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := Take()
-		running, stop := make(chan struct{}), make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go startedAfter(running, stop, &wg)
-		<-running
+		end := start(startedAfter)
 		// The goroutine never ends by itself; in the bubble, the check's
 		// wait passes at once.
 		r := &recorder{TB: t}
@@ -84,8 +84,7 @@ func TestCheckFailsOnGoroutineLeft(t *testing.T) {
 		if !r.failed() {
 			t.Error("Check passed with a goroutine left running")
 		}
-		close(stop)
-		wg.Wait()
+		end()
 		r = &recorder{TB: t}
 		s.Check(r)
 		if r.failed() {
@@ -100,10 +99,7 @@ func TestCheckWaitsForGoroutineEnding(t *testing.T) {
 	Check(t)
 	s := Take()
 	running, stop := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go startedAfter(running, stop, &wg)
-	<-running
+	go startedAfter(running, stop)
 	close(stop)
 	r := &recorder{TB: t}
 	s.Check(r)

@@ -80,17 +80,20 @@ func TestServerVariables(t *testing.T) {
 	}
 }
 
-// TestProxy checks that the proxy forwards, drops its connections on
-// CutAll, and leaves no goroutine after Close.
-func TestProxy(t *testing.T) {
-	CheckGoroutines(t)
+// echoServer starts a server that sends back what each connection sends
+// it, and returns its address. It stops when t ends, after the proxies
+// that t started.
+func echoServer(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer ln.Close()
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
 	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
@@ -103,8 +106,14 @@ func TestProxy(t *testing.T) {
 			})
 		}
 	})
+	return ln.Addr().String()
+}
 
-	p := StartProxy(t, "127.0.0.1:0", ln.Addr().String())
+// TestProxy checks that the proxy forwards, drops its connections on
+// CutAll, and leaves no goroutine after Close.
+func TestProxy(t *testing.T) {
+	CheckGoroutines(t)
+	p := StartProxy(t, "127.0.0.1:0", echoServer(t))
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -132,27 +141,7 @@ func TestProxy(t *testing.T) {
 // ways, until Resume, and that Close ends its goroutines while stalled.
 func TestProxyStall(t *testing.T) {
 	CheckGoroutines(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer ln.Close()
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				io.Copy(c, c)
-			})
-		}
-	})
-
-	p := StartProxy(t, "127.0.0.1:0", ln.Addr().String())
+	p := StartProxy(t, "127.0.0.1:0", echoServer(t))
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
