@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -95,46 +96,47 @@ func NewCollector(opts Options) *Collector {
 // returns, usually a pool's Stats method, under the label pool=name. It
 // fails if a pool of that name was added and not removed.
 func (c *Collector) AddPool(name string, stats func() actorpool.Stats) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.pools[name]; ok {
-		return fmt.Errorf("metrics: a pool named %q is already added; remove it first or choose another name", name)
-	}
-	c.pools[name] = stats
-	return nil
+	return add(c, c.pools, "a pool", name, stats)
 }
 
 // RemovePool stops reporting the pool name, its histograms included, so
 // that a closed pool's series disappear.
 func (c *Collector) RemovePool(name string) {
-	c.mu.Lock()
-	delete(c.pools, name)
-	c.mu.Unlock()
-	for _, h := range []*prometheus.HistogramVec{c.poolWait, c.poolHold, c.poolCreate, c.poolTest} {
-		h.DeletePartialMatch(prometheus.Labels{"pool": name})
-	}
+	remove(c, c.pools, "pool", name, c.poolWait, c.poolHold, c.poolCreate, c.poolTest)
 }
 
 // AddActor has the collector report the gauges and counters that stats
 // returns, usually an actor's Stats method, under the label actor=name. It
 // fails if an actor of that name was added and not removed.
 func (c *Collector) AddActor(name string, stats func() actor.Stats) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.actors[name]; ok {
-		return fmt.Errorf("metrics: an actor named %q is already added; remove it first or choose another name", name)
-	}
-	c.actors[name] = stats
-	return nil
+	return add(c, c.actors, "an actor", name, stats)
 }
 
 // RemoveActor stops reporting the actor name, its histograms included.
 func (c *Collector) RemoveActor(name string) {
+	remove(c, c.actors, "actor", name, c.actorQueueWait, c.actorRun)
+}
+
+// add puts stats in sources, a map of c's, under name, unless a source of
+// that name is there; what says what stats is of, for the error.
+func add[S any](c *Collector, sources map[string]func() S, what, name string, stats func() S) error {
 	c.mu.Lock()
-	delete(c.actors, name)
+	defer c.mu.Unlock()
+	if _, ok := sources[name]; ok {
+		return fmt.Errorf("metrics: %s named %q is already added; remove it first or choose another name", what, name)
+	}
+	sources[name] = stats
+	return nil
+}
+
+// remove takes name out of sources, a map of c's, and its series, labelled
+// label=name, out of the histograms hs.
+func remove[S any](c *Collector, sources map[string]func() S, label, name string, hs ...*prometheus.HistogramVec) {
+	c.mu.Lock()
+	delete(sources, name)
 	c.mu.Unlock()
-	for _, h := range []*prometheus.HistogramVec{c.actorQueueWait, c.actorRun} {
-		h.DeletePartialMatch(prometheus.Labels{"actor": name})
+	for _, h := range hs {
+		h.DeletePartialMatch(prometheus.Labels{label: name})
 	}
 }
 
@@ -156,19 +158,12 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // with the histograms.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	pools := make(map[string]func() actorpool.Stats, len(c.pools))
-	for name, stats := range c.pools {
-		pools[name] = stats
-	}
-	actors := make(map[string]func() actor.Stats, len(c.actors))
-	for name, stats := range c.actors {
-		actors[name] = stats
-	}
+	pools, actors := maps.Clone(c.pools), maps.Clone(c.actors)
 	c.mu.Unlock()
 
 	// Stats are read outside the lock: a slow one must not hold up
 	// AddPool and RemovePool.
-	for _, name := range sortedKeys(pools) {
+	for _, name := range slices.Sorted(maps.Keys(pools)) {
 		st := pools[name]()
 		for _, m := range c.poolDescs {
 			ch <- m.Metric(st, name)
@@ -177,7 +172,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.destroyed, prometheus.CounterValue, float64(r.count(st.DestroyedBy)), name, r.name)
 		}
 	}
-	for _, name := range sortedKeys(actors) {
+	for _, name := range slices.Sorted(maps.Keys(actors)) {
 		st := actors[name]()
 		for _, m := range c.actorDescs {
 			ch <- m.Metric(st, name)
@@ -190,21 +185,4 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *Collector) histograms() []*prometheus.HistogramVec {
 	return []*prometheus.HistogramVec{c.poolWait, c.poolHold, c.poolCreate, c.poolTest, c.actorQueueWait, c.actorRun}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// result is the value of the "result" label for an error.
-func result(err error) string {
-	if err != nil {
-		return "error"
-	}
-	return "ok"
 }

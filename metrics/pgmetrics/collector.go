@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -117,14 +118,11 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 // sent as an invalid metric carrying the error, which the registry reports.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	keys := make([]key, 0, len(c.actors))
-	sources := make(map[key]source, len(c.actors))
-	for k, s := range c.actors {
-		keys = append(keys, k)
-		sources[k] = s
-	}
+	sources := maps.Clone(c.actors)
 	c.mu.Unlock()
-	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.schema, b.schema), cmp.Compare(a.name, b.name)) })
+	keys := slices.SortedFunc(maps.Keys(sources), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.schema, b.schema), cmp.Compare(a.name, b.name))
+	})
 
 	// The reads run outside the lock: a slow server must not hold up Add
 	// and Remove.
