@@ -198,7 +198,8 @@ var goroutineChecks sync.Map
 // its first call is left when t ends. newPool calls it before it makes its
 // pool, so that the pool's keeper is checked, and before it registers the
 // pool's Close: cleanups run last first, so the check runs after every pool
-// of the test is closed.
+// of the test is closed. A test that makes its pools with New calls it
+// first.
 func checkGoroutinesOnce(t testing.TB) {
 	if _, done := goroutineChecks.LoadOrStore(t, true); done {
 		return

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/actorpool/actorpool/internal/leakcheck"
 )
 
 // TestStress runs thousands of goroutines taking, giving back, destroying
@@ -254,7 +252,7 @@ func TestStressRealTime(t *testing.T) {
 }
 
 func stressRealTime(t *testing.T, handoffAfter time.Duration) {
-	before := leakcheck.Take()
+	checkGoroutinesOnce(t)
 	f := &factory{create: func(ctx context.Context, id int) error {
 		if rand.IntN(10) == 0 {
 			return errors.New("refused")
@@ -296,5 +294,4 @@ func stressRealTime(t *testing.T, handoffAfter time.Duration) {
 		t.Fatal(err)
 	}
 	f.checkAllDestroyed(t)
-	before.Check(t)
 }
