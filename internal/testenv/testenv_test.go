@@ -80,10 +80,11 @@ func TestServerVariables(t *testing.T) {
 	}
 }
 
-// echoServer starts a server that sends back what each connection sends
-// it, and returns its address. It stops when t ends, after the proxies
-// that t started.
-func echoServer(t *testing.T) string {
+// proxiedEcho starts a server that sends back what each connection sends
+// it, and a proxy to it, and returns the proxy and a connection through it.
+// The connection, the proxy and the server close when t ends, in that
+// order.
+func proxiedEcho(t *testing.T) (*Proxy, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -106,19 +107,20 @@ func echoServer(t *testing.T) string {
 			})
 		}
 	})
-	return ln.Addr().String()
+	p := StartProxy(t, "127.0.0.1:0", ln.Addr().String())
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return p, c
 }
 
 // TestProxy checks that the proxy forwards, drops its connections on
 // CutAll, and leaves no goroutine after Close.
 func TestProxy(t *testing.T) {
 	CheckGoroutines(t)
-	p := StartProxy(t, "127.0.0.1:0", echoServer(t))
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	p, c := proxiedEcho(t)
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	c.Write([]byte("hello\n"))
 	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "hello\n" {
@@ -141,12 +143,7 @@ func TestProxy(t *testing.T) {
 // ways, until Resume, and that Close ends its goroutines while stalled.
 func TestProxyStall(t *testing.T) {
 	CheckGoroutines(t)
-	p := StartProxy(t, "127.0.0.1:0", echoServer(t))
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	p, c := proxiedEcho(t)
 	r := bufio.NewReader(c)
 	p.Stall()
 	c.Write([]byte("held\n"))
