@@ -2,9 +2,9 @@ package actor
 
 // A phase is where the actor is in its shutdown. It changes only through
 // enterLocked, under the actor's mutex, which checks the move against
-// phaseMoves. Each phase after open has a channel of the actor that
-// announces it (drained, halted, closed): its mover closes it once what the
-// phase promises is done, for the first Close, which waits on them.
+// phaseMoves. The phases that Close waits for each have a channel of the
+// actor named for them (drained, halted, closed), which whoever moves the
+// actor there closes once what the phase promises is done.
 type phase uint8
 
 const (
@@ -35,9 +35,9 @@ func (p phase) String() string { return phaseNames[p] }
 //	halted   → closed    the first Close, once the grace has passed and the
 //	                     handlers still running are abandoned (shutdown)
 //
-// Halting a drained or closed actor changes nothing: nothing is left to
-// halt. A worker that outlives the grace leaves a closed actor without
-// moving it.
+// Only a draining actor halts: once it is halted, drained or closed,
+// nothing is left to halt. A worker that outlives the grace leaves a
+// closed actor without moving it.
 var phaseMoves = [phases]uint8{
 	phaseOpen:     1 << phaseDraining,
 	phaseDraining: 1<<phaseDrained | 1<<phaseHalted,
