@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/actorpool/actorpool/internal/leakcheck"
 )
 
 // 8. Close.
@@ -73,6 +75,7 @@ func TestClose(t *testing.T) {
 }
 
 func TestCloseIdempotent(t *testing.T) {
+	checkGoroutinesOnce(t)
 	f := &factory{}
 	p, err := New[*conn](f, Config{MaxObjects: 4, Logger: discardLogger()})
 	if err != nil {
@@ -98,7 +101,6 @@ func TestCloseIdempotent(t *testing.T) {
 		t.Errorf("Close after Close: %v", err)
 	}
 	f.checkAllDestroyed(t)
-	checkNoGoroutines(t)
 }
 
 func TestCloseFailsTakeWaitingOnCreate(t *testing.T) {
@@ -210,6 +212,7 @@ func TestCloseGivesUpAtDeadline(t *testing.T) {
 
 func TestCloseReportsLeakedObjectAfterAbandon(t *testing.T) {
 	// After Close gives up, releases and leaks are still destroyed once.
+	before := leakcheck.Take()
 	f := &factory{}
 	p, err := New[*conn](f, Config{MaxObjects: 2, Logger: discardLogger()})
 	if err != nil {
@@ -221,7 +224,7 @@ func TestCloseReportsLeakedObjectAfterAbandon(t *testing.T) {
 	if err := p.Close(ctx); err == nil {
 		t.Fatal("Close with a leaked lease and a canceled context succeeded")
 	}
-	checkNoGoroutines(t)
+	before.Check(t)
 	waitFor(t, "the leak to be reclaimed", func() bool {
 		runtime.GC()
 		return f.destroys.Load() == 1 && p.Stats().Total == 0

@@ -1,13 +1,38 @@
 package actorpool
 
 // Taking objects out of service. Whoever holds an object it must not keep
-// (a holder giving back a doomed or invalid object, a taker that found one
-// unusable, Lease.Destroy) retires it: it moves the slot to reserved and
-// asks the keeper to destroy the object. The keeper reserves idle objects
-// itself (reserveIdle) when it evicts them, tests them, or retires them for
-// Close and Reload. Either way the keeper destroys the object on a
-// goroutine of its own (destroy) and frees the slot when Destroy returns
-// (destroyed).
+// retires it: a holder giving back an object that is unusable (doomed, or
+// failing Validate), a taker that claimed one so (retireUnusable), or
+// Lease.Destroy. Retiring moves the slot to reserved and asks the keeper
+// to destroy the object. The keeper reserves idle objects itself
+// (reserveIdle) when it evicts them, tests them, or retires them for Close
+// and Reload. Either way the keeper destroys the object on a goroutine of
+// its own (destroy) and frees the slot when Destroy returns (destroyed).
+
+// unusable reports why the object in s, held by the caller, must not be
+// handed out or kept. It is small enough to inline; Validate, when the
+// factory has one, is a call of its own.
+func (p *core) unusable(s *slot) (destroyCause, bool) {
+	if c := s.doomed.Load(); c != 0 {
+		return destroyCause(c - 1), true
+	}
+	if p.validate {
+		return p.invalid(s)
+	}
+	return 0, false
+}
+
+// invalid runs Factory.Validate on the object in s.
+func (p *core) invalid(s *slot) (destroyCause, bool) {
+	return causeInvalid, p.validateSlot(s) != nil
+}
+
+// retireUnusable retires an object a taker claimed and found unusable.
+func (p *core) retireUnusable(s *slot, seq uint32) {
+	cause, _ := p.unusable(s)
+	p.stats.unlent.Add(1)
+	p.retire(s, seq, kindInUse, cause)
+}
 
 // retire takes a slot that the caller holds in kind from with seq out of
 // service and has the keeper destroy its object. It reports false if the

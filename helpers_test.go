@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/actorpool/actorpool/internal/leakcheck"
 )
 
 // A conn is the object the test factory makes. It records its holders and
@@ -171,20 +172,13 @@ func (f *factory) checkAllDestroyed(t testing.TB) {
 // that every object was destroyed exactly once and no goroutine is left.
 func newPool(t testing.TB, f *factory, cfg Config) *Pool[*conn] {
 	t.Helper()
+	checkGoroutinesOnce(t)
 	if cfg.Logger == nil {
 		cfg.Logger = discardLogger()
 	}
 	p, err := New[*conn](f, cfg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, done := goroutineChecks.LoadOrStore(t, true); !done {
-		// Cleanups run last first: this one runs after every pool of the
-		// test is closed.
-		t.Cleanup(func() {
-			goroutineChecks.Delete(t)
-			checkNoGoroutines(t)
-		})
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -195,6 +189,26 @@ func newPool(t testing.TB, f *factory, cfg Config) *Pool[*conn] {
 		f.checkAllDestroyed(t)
 	})
 	return p
+}
+
+// goroutineChecks holds the tests that will check for goroutines left.
+var goroutineChecks sync.Map
+
+// checkGoroutinesOnce has t check, once, that no goroutine started since
+// its first call is left when t ends. newPool calls it before it makes its
+// pool, so that the pool's keeper is checked, and before it registers the
+// pool's Close: cleanups run last first, so the check runs after every pool
+// of the test is closed. A test that makes its pools with New calls it
+// first.
+func checkGoroutinesOnce(t testing.TB) {
+	if _, done := goroutineChecks.LoadOrStore(t, true); done {
+		return
+	}
+	before := leakcheck.Take()
+	t.Cleanup(func() {
+		goroutineChecks.Delete(t)
+		before.Check(t)
+	})
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -250,38 +264,4 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		runtime.Gosched()
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// goroutineChecks holds the tests that will check for goroutines left.
-var goroutineChecks sync.Map
-
-// checkNoGoroutines fails the test if a goroutine running code of this
-// package, other than the tests, is still alive. Closed pools must leave
-// none.
-func checkNoGoroutines(t testing.TB) {
-	t.Helper()
-	var last string
-	for range 500 {
-		last = poolGoroutines()
-		if last == "" {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Errorf("goroutines of the pool left after Close:\n%s", last)
-}
-
-func poolGoroutines() string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var left []string
-	// The first goroutine is the caller's own.
-	for _, g := range strings.Split(string(buf), "\n\n")[1:] {
-		if !strings.Contains(g, "actorpool.") || strings.Contains(g, "testing.tRunner") ||
-			strings.Contains(g, "poolGoroutines") || strings.Contains(g, "testing.(*M)") {
-			continue
-		}
-		left = append(left, g)
-	}
-	return strings.Join(left, "\n\n")
 }

@@ -71,6 +71,7 @@ func TestHijackInsideWith(t *testing.T) {
 
 // Close does not wait for a hijacked object: it is no longer the pool's.
 func TestCloseDoesNotWaitForHijacked(t *testing.T) {
+	checkGoroutinesOnce(t)
 	f := &factory{}
 	p, err := New[*conn](f, Config{MaxObjects: 2, Logger: discardLogger()})
 	if err != nil {
@@ -91,5 +92,4 @@ func TestCloseDoesNotWaitForHijacked(t *testing.T) {
 	}
 	f.Destroy(c)
 	f.checkAllDestroyed(t)
-	checkNoGoroutines(t)
 }

@@ -1,14 +1,11 @@
 package actorpool
 
-// The release path: where an object goes when its holder gives it back,
-// and how objects reach waiters. An object given back goes straight to the
-// oldest waiter (serveLocked) while objects are being handed off, and
-// otherwise idle: parked (park.go) or listed (list), after which a waiter
-// that queued meanwhile is served (serveIdle) or woken to compete
-// (wakeOne). A giver that serves a waiter yields its processor to it. The
-// keeper puts new and tested objects in service the same way
-// (putInService), and fails waiters when creates fail or the pool
-// closes (failLocked).
+// The give-back: where an object goes when its holder gives it back.
+// Straight to the oldest waiter (serveLocked, wait.go) while objects are
+// being handed off, and otherwise idle: parked (park.go) or listed (list),
+// after which a waiter that queued meanwhile is served (serveIdle) or woken
+// to compete (wakeOne). A giver that serves a waiter after a short hold
+// yields its processor to it.
 
 import (
 	"runtime"
@@ -95,26 +92,6 @@ func (p *core) shortHold(s *slot, seq uint32) bool {
 	return s.servedSeq.Load() == seq && p.since()-s.servedAt.Load() < int64(yieldBelow)
 }
 
-// handingOff reports whether objects given back go straight to waiters:
-// always with strict fairness, and with bounded fairness while a waiter has
-// waited past Config.HandoffAfter. Only called while waiters exist.
-//
-// The giver, not only the waiter, declares a waiter starving: a woken
-// waiter may not run for a while, since running goroutines that never
-// block keep their processor for up to a scheduler time slice (10 ms), and
-// until it runs it cannot say it has waited too long. Reading the clock
-// here costs a give-back tens of nanoseconds, and only while takers wait.
-func (p *core) handingOff() bool {
-	if p.cfg.HandoffAfter == 0 || p.starving.Load() {
-		return true
-	}
-	if p.since()-p.headSince.Load() >= int64(p.cfg.HandoffAfter) {
-		p.starving.Store(true)
-		return true
-	}
-	return false
-}
-
 // list moves a slot from kind from with seq to idle, and puts its index in
 // the idle list unless it is listed already. It reports false if the slot
 // was not in kind from with seq.
@@ -135,119 +112,5 @@ func (p *core) list(s *slot, from slotKind, seq uint32) bool {
 			}
 		}
 		return true
-	}
-}
-
-// relist makes idle again an object that a taker claimed for waiters who
-// had all given up by the time it was theirs. p.mu is held, so no waiter
-// can queue meanwhile.
-func (p *core) relist(s *slot, seq uint32) {
-	if p.cfg.FIFO {
-		p.list(s, kindInUse, seq)
-	} else {
-		p.park(s, seq)
-	}
-	if p.closed.Load() {
-		p.sweep()
-	}
-}
-
-// serveLocked claims the slot, from kind from with seq, for the oldest live
-// waiter, and dequeues that waiter; the caller hands it the slot with
-// w.ch <- handoff{idx: s.idx} once it has let go of p.mu, so that the lock
-// is not held while the waiter is woken. It returns a nil waiter, leaving
-// the slot as it was, when no waiter is left, and ok false when the slot
-// was not in kind from with seq (a stale lease), in which case no waiter is
-// dequeued. p.mu must be held.
-func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (w *waiter, ok bool) {
-	w = p.nextWaiterLocked()
-	if w == nil {
-		return nil, true
-	}
-	if _, ok := s.handOut(from, seq); !ok {
-		p.requeueLocked(w)
-		return nil, false
-	}
-	if p.starving.Load() && (p.nwait == 0 || p.since()-w.since < int64(p.cfg.HandoffAfter)) {
-		// Served a waiter that was not starving, or the last one: back to
-		// letting running goroutines take objects first.
-		p.starving.Store(false)
-	}
-	return w, true
-}
-
-// serveIdle hands idle objects to waiters until one or the other runs out.
-// It closes the race in which a waiter queued just after a holder, seeing
-// no waiter, made its object idle: the holder and the new waiter both look
-// after their own step, so one of them sees the other's.
-func (p *core) serveIdle() {
-	p.mu.Lock()
-	p.serveIdleLocked()
-	p.mu.Unlock()
-}
-
-// serveIdleLocked is serveIdle with p.mu held.
-func (p *core) serveIdleLocked() {
-	for p.nwait > 0 {
-		s, seq := p.acquireIdle()
-		if s == nil {
-			return
-		}
-		// acquireIdle moved the slot to inUse for us; hand that hand-out on,
-		// or put the object back if every waiter turned out to be gone.
-		w := p.nextWaiterLocked()
-		if w == nil {
-			p.stats.unlent.Add(1)
-			p.relist(s, seq)
-			return
-		}
-		w.ch <- handoff{idx: s.idx}
-	}
-}
-
-// wakeOne wakes the oldest waiter to compete for an object just made idle,
-// unless a waiter is already awake for that.
-func (p *core) wakeOne() {
-	p.mu.Lock()
-	if w := p.head; w != nil && p.woken == nil {
-		// A waiter put back at the head after a failed hand-off may still
-		// have its wake-up to act on; it counts as the one awake, and gets
-		// no second one, which could fill its channel.
-		if !w.woken {
-			w.woken = true
-			w.ch <- handoff{idx: wakeUp}
-		}
-		p.woken = w
-		p.wakeOut.Store(true)
-	}
-	p.mu.Unlock()
-}
-
-// failLocked ends the oldest live waiter's take with err, and reports
-// whether there was one. p.mu must be held.
-func (p *core) failLocked(err error) bool {
-	w := p.nextWaiterLocked()
-	if w == nil {
-		return false
-	}
-	w.ch <- handoff{idx: -1, err: err}
-	return true
-}
-
-// putInService hands a reserved slot's object to the oldest waiter, or
-// lists it idle.
-func (k *keeper[T]) putInService(s *slot) {
-	p := k.p
-	seq := s.load().seq()
-	p.mu.Lock()
-	w, _ := p.serveLocked(s, kindReserved, seq)
-	if w == nil {
-		// Listed under the lock, so that no waiter can queue in between
-		// unseen.
-		p.list(s, kindReserved, seq)
-	}
-	p.mu.Unlock()
-	if w != nil {
-		w.ch <- handoff{idx: s.idx}
 	}
 }

@@ -252,6 +252,7 @@ func TestStressRealTime(t *testing.T) {
 }
 
 func stressRealTime(t *testing.T, handoffAfter time.Duration) {
+	checkGoroutinesOnce(t)
 	f := &factory{create: func(ctx context.Context, id int) error {
 		if rand.IntN(10) == 0 {
 			return errors.New("refused")
@@ -293,5 +294,4 @@ func stressRealTime(t *testing.T, handoffAfter time.Duration) {
 		t.Fatal(err)
 	}
 	f.checkAllDestroyed(t)
-	checkNoGoroutines(t)
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
-	"sync/atomic"
 )
 
 // An Actor runs a handler over the tasks sent to it, on a set of worker
@@ -33,16 +32,14 @@ type Actor[T any] struct {
 
 	senderPool sync.Pool // *sender[T], reused by blocked sends
 
-	// Shutdown. drained is closed when the actor is closing and has neither
-	// tasks nor workers left, halting when it stops draining, finished when
-	// Close's work is done. letters counts dead letters being put, which
-	// Close waits for so that a sink can be closed after it.
-	coordinator atomic.Bool
-	drained     chan struct{}
-	halting     chan struct{}
-	finished    chan struct{}
-	closeErr    error
-	letters     sync.WaitGroup
+	// Shutdown: a channel per phase that announces it (see phase.go),
+	// closed once the actor is in it. letters counts dead letters being
+	// put, which Close waits for so that a sink can be closed after it.
+	drained  chan struct{} // phaseDrained
+	halted   chan struct{} // phaseHalted
+	closed   chan struct{} // phaseClosed: closeErr is set
+	closeErr error
+	letters  sync.WaitGroup
 
 	mu         sync.Mutex // guards everything below
 	box        mailbox[T]
@@ -56,14 +53,13 @@ type Actor[T any] struct {
 	nextID     uint64
 	nextWorker int
 	c          counters
-	closing    bool // no more sends are accepted
-	halted     bool // draining stopped: tasks left are dead-lettered
-	drainedOK  bool // drained is closed
+	phase      phase // where the shutdown is (see phase.go)
 	haltReason Reason
 	haltCause  error
 	lost       DrainError // what halting cost, for closeErr
 
-	moves [workerStates][workerStates]uint32 // moves made, by state from and to: for tests
+	moves      [workerStates][workerStates]uint32 // worker moves made, by state from and to: for tests
+	phaseMoves [phases][phases]uint32             // phase moves made, by phase from and to: for tests
 }
 
 type counters struct {
@@ -84,18 +80,18 @@ func New[T any](name string, handler Handler[T], cfg Config[T]) (*Actor[T], erro
 		return nil, fmt.Errorf("actor.New(%q): invalid config: %w", name, err)
 	}
 	a := &Actor[T]{
-		name:     name,
-		handler:  handler,
-		set:      cfg.settings(),
-		typ:      reflect.TypeFor[T]().String(),
-		sink:     cfg.DeadLetters,
-		onError:  cfg.OnError,
-		log:      cfg.Logger,
-		drained:  make(chan struct{}),
-		halting:  make(chan struct{}),
-		finished: make(chan struct{}),
-		retries:  make(map[*retry[T]]struct{}),
-		workers:  make(map[*worker[T]]struct{}),
+		name:    name,
+		handler: handler,
+		set:     cfg.settings(),
+		typ:     reflect.TypeFor[T]().String(),
+		sink:    cfg.DeadLetters,
+		onError: cfg.OnError,
+		log:     cfg.Logger,
+		drained: make(chan struct{}),
+		halted:  make(chan struct{}),
+		closed:  make(chan struct{}),
+		retries: make(map[*retry[T]]struct{}),
+		workers: make(map[*worker[T]]struct{}),
 	}
 	if a.log == nil {
 		a.log = slog.Default()

@@ -22,17 +22,7 @@ import (
 // tasks carry ErrAbandoned. A handler must not call Close on its own actor,
 // which would wait for the handler to return.
 func (a *Actor[T]) Close(ctx context.Context) error {
-	a.beginClose()
-	if a.coordinator.CompareAndSwap(false, true) {
-		a.shutdown(ctx)
-	}
-	select {
-	case <-a.finished:
-	case <-ctx.Done():
-		a.halt(ReasonDrainDeadline, context.Cause(ctx))
-		<-a.finished
-	}
-	return a.closeErr
+	return a.finishClose(ctx, a.beginClose())
 }
 
 // Stop is Close without the drain: it cancels the running tasks at once,
@@ -41,19 +31,37 @@ func (a *Actor[T]) Close(ctx context.Context) error {
 // undone. Like Close it may be called many times from many goroutines, and
 // it hastens a Close in progress.
 func (a *Actor[T]) Stop() error {
+	first := a.beginClose()
 	a.halt(ReasonClosed, ErrClosed)
-	return a.Close(context.Background())
+	return a.finishClose(context.Background(), first)
+}
+
+// finishClose is the rest of a Close or Stop that has begun closing, first
+// when it was the one to begin: the first does the shutdown's work, and
+// every call waits for it, hastening it when ctx ends.
+func (a *Actor[T]) finishClose(ctx context.Context, first bool) error {
+	if first {
+		a.shutdown(ctx)
+	}
+	select {
+	case <-a.closed:
+	case <-ctx.Done():
+		a.halt(ReasonDrainDeadline, context.Cause(ctx))
+		<-a.closed
+	}
+	return a.closeErr
 }
 
 // beginClose stops accepting tasks: senders waiting for room get ErrClosed,
-// and idle workers are woken to leave if nothing remains to do.
-func (a *Actor[T]) beginClose() {
+// and idle workers are woken to leave if nothing remains to do. It reports
+// whether this call began the close, which only the first does.
+func (a *Actor[T]) beginClose() bool {
 	a.mu.Lock()
-	if a.closing {
+	if a.closingLocked() {
 		a.mu.Unlock()
-		return
+		return false
 	}
-	a.closing = true
+	a.enterLocked(phaseDraining)
 	var refused []*sender[T]
 	for s := a.senders.popFront(); s != nil; s = a.senders.popFront() {
 		s.err = a.errClosed
@@ -70,18 +78,20 @@ func (a *Actor[T]) beginClose() {
 	for _, w := range idle {
 		w.wake <- false
 	}
+	return true
 }
 
-// halt stops draining: it cancels the tasks' contexts and dead-letters the
-// tasks that wait, in the mailbox or for a retry. Only the first call acts.
+// halt stops draining an actor that has begun closing: it cancels the
+// tasks' contexts and dead-letters the tasks that wait, in the mailbox or
+// for a retry. Only a call while the actor drains acts: once it is halted,
+// drained or closed, nothing is left to halt.
 func (a *Actor[T]) halt(reason Reason, cause error) {
-	a.beginClose()
 	a.mu.Lock()
-	if a.halted {
+	if a.phase != phaseDraining {
 		a.mu.Unlock()
 		return
 	}
-	a.halted = true
+	a.enterLocked(phaseHalted)
 	a.haltReason, a.haltCause = reason, cause
 	type left struct {
 		env      envelope[T]
@@ -114,7 +124,7 @@ func (a *Actor[T]) halt(reason Reason, cause error) {
 	a.mu.Unlock()
 
 	a.cancel(cause)
-	close(a.halting)
+	close(a.halted)
 	for _, w := range idle {
 		w.wake <- false
 	}
@@ -129,12 +139,12 @@ func (a *Actor[T]) halt(reason Reason, cause error) {
 func (a *Actor[T]) shutdown(ctx context.Context) {
 	select {
 	case <-a.drained:
-	case <-a.halting:
+	case <-a.halted:
 	case <-ctx.Done():
 		a.halt(ReasonDrainDeadline, context.Cause(ctx))
 	}
 	select {
-	case <-a.halting:
+	case <-a.halted:
 		grace := time.NewTimer(a.set.grace)
 		select {
 		case <-a.drained:
@@ -147,15 +157,17 @@ func (a *Actor[T]) shutdown(ctx context.Context) {
 	a.letters.Wait()
 
 	a.mu.Lock()
-	if a.halted && (a.lost.Queued > 0 || a.lost.InFlight > 0) {
+	// Only a halt loses tasks.
+	if a.lost.Queued > 0 || a.lost.InFlight > 0 {
 		e := a.lost
 		e.Actor, e.Reason, e.Err = a.name, a.haltReason, a.haltCause
 		a.closeErr = &e
 	}
+	a.enterLocked(phaseClosed)
 	a.mu.Unlock()
 	a.cancel(ErrClosed) // nothing runs that needs it; release its resources
 	a.clock.stop()
-	close(a.finished)
+	close(a.closed)
 }
 
 // abandon dead-letters the tasks whose handlers outlived the grace. Their

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/actorpool/actorpool/internal/leakcheck"
 )
 
 // behaviour is what the conservation test's handler does with a payload.
@@ -74,6 +76,7 @@ func TestConservation(t *testing.T) {
 	}
 	for _, tc := range configs {
 		t.Run(tc.name, func(t *testing.T) {
+			before := leakcheck.Take()
 			tl := &tally{completed: map[int]int{}, letters: map[int][]DeadLetter[int]{}}
 			cfg := tc.cfg
 			cfg.MaxAttempts = 3
@@ -216,7 +219,7 @@ func TestConservation(t *testing.T) {
 			close(stopWatch)
 			t.Logf("Close = %v; %d snapshots balanced during the race", closeErr, <-watched)
 			// Let abandoned handlers return before counting completions.
-			if gs := waitActorGoroutines(10 * time.Second); len(gs) > 0 {
+			if gs := before.Left(10 * time.Second); len(gs) > 0 {
 				t.Fatalf("%d goroutines of the actor outlived its handlers", len(gs))
 			}
 

@@ -72,7 +72,7 @@ func (a *Actor[T]) fail(w *worker[T], err error) {
 	switch {
 	case permanent:
 		reason = ReasonPermanent
-	case a.halted:
+	case a.haltedLocked():
 		reason = a.haltReason
 		a.lost.InFlight++
 	case attempt >= a.set.maxAttempts:

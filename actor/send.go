@@ -87,7 +87,7 @@ func (a *Actor[T]) send(ctx context.Context, env *envelope[T], wait bool) error 
 	a.c.submitted++
 	a.nextID++
 	env.id = a.nextID
-	if a.closing {
+	if a.closingLocked() {
 		a.c.rejected++
 		a.mu.Unlock()
 		return a.refuse(env, a.errClosed)

@@ -104,11 +104,11 @@ func (a *Actor[T]) removeLocked(w *worker[T]) {
 	a.checkDrainedLocked()
 }
 
-// checkDrainedLocked closes drained once the actor is closing and has no
-// task and no worker left.
+// checkDrainedLocked moves a draining or halted actor to drained once it
+// has no task and no worker left.
 func (a *Actor[T]) checkDrainedLocked() {
-	if a.closing && !a.drainedOK && len(a.workers) == 0 && a.box.len() == 0 && a.ready.n == 0 && len(a.retries) == 0 {
-		a.drainedOK = true
+	if (a.phase == phaseDraining || a.phase == phaseHalted) && len(a.workers) == 0 && a.box.len() == 0 && a.ready.n == 0 && len(a.retries) == 0 {
+		a.enterLocked(phaseDrained)
 		close(a.drained)
 	}
 }
@@ -211,7 +211,7 @@ func (a *Actor[T]) leaveAbandonedLocked(w *worker[T]) {
 // could come back as a task. Workers parked while retries were pending must
 // leave too; the worker that finds so wakes them.
 func (a *Actor[T]) nothingLeftLocked() bool {
-	return a.halted || (a.closing && len(a.retries) == 0)
+	return a.haltedLocked() || (a.closingLocked() && len(a.retries) == 0)
 }
 
 // aboveMinLocked reports whether the actor is elastic and has more workers
@@ -308,8 +308,8 @@ func (a *Actor[T]) afterGoexit(w *worker[T]) {
 	a.mu.Lock()
 	a.passHandLocked(w) // before w leaves, lest the actor seem drained
 	a.removeLocked(w)
-	if !a.halted {
-		if !a.closing && len(a.workers) < a.set.min {
+	if !a.haltedLocked() {
+		if !a.closingLocked() && len(a.workers) < a.set.min {
 			a.spawnLocked()
 		} else {
 			a.growLocked()

@@ -1,5 +1,7 @@
 package actor
 
+import "fmt"
+
 // A workerState is where a worker is in its round: looking for a task,
 // running one, or leaving. It changes only through moveLocked, under the
 // actor's mutex, which checks the move against workerMoves and keeps the
@@ -54,7 +56,7 @@ var workerMoves = [workerStates]uint8{
 func (a *Actor[T]) moveLocked(w *worker[T], to workerState) {
 	from := w.state
 	if workerMoves[from]&(1<<to) == 0 {
-		panic(badMove{w.name, from, to})
+		panic(badMove{"worker " + w.name, from, to})
 	}
 	w.state = to
 	a.inState[from]--
@@ -62,14 +64,15 @@ func (a *Actor[T]) moveLocked(w *worker[T], to workerState) {
 	a.moves[from][to]++
 }
 
-// A badMove is the panic of a move the table does not list.
+// A badMove is the panic of a move that its table does not list: a
+// worker's (workerMoves) or the actor's shutdown phase (phaseMoves).
 type badMove struct {
-	worker   string
-	from, to workerState
+	what     string // what moved: a worker, or an actor's shutdown
+	from, to fmt.Stringer
 }
 
 func (m badMove) Error() string {
-	return "actor: worker " + m.worker + " cannot move from " + m.from.String() + " to " + m.to.String()
+	return "actor: " + m.what + " cannot move from " + m.from.String() + " to " + m.to.String()
 }
 
 // busyLocked returns the number of workers whose handler is running, or

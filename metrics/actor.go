@@ -8,56 +8,42 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/metrics/internal/series"
 )
 
-// An actorMetric is one gauge or counter read from an actor's Stats.
-type actorMetric struct {
-	name, help string
-	kind       prometheus.ValueType
-	value      func(actor.Stats) float64
-	desc       *prometheus.Desc
-}
-
-var actorMetrics = []actorMetric{
-	actorCounter("actorpool_actor_tasks_submitted_total", "Tasks offered by every send, accepted or not.",
+// actorMetrics are the gauges and counters read from an actor's Stats.
+var actorMetrics = []series.Series[actor.Stats]{
+	series.Counter("actorpool_actor_tasks_submitted_total", "Tasks offered by every send, accepted or not.",
 		func(s actor.Stats) uint64 { return s.Submitted }),
-	actorCounter("actorpool_actor_tasks_rejected_total", "Tasks a send refused with an error (mailbox full, closed, sender's context ended).",
+	series.Counter("actorpool_actor_tasks_rejected_total", "Tasks a send refused with an error (mailbox full, closed, sender's context ended).",
 		func(s actor.Stats) uint64 { return s.Rejected }),
-	actorCounter("actorpool_actor_tasks_dropped_total", "Tasks dropped by the overflow policy; also counted as dead-lettered.",
+	series.Counter("actorpool_actor_tasks_dropped_total", "Tasks dropped by the overflow policy; also counted as dead-lettered.",
 		func(s actor.Stats) uint64 { return s.Dropped }),
-	actorCounter("actorpool_actor_tasks_completed_total", "Tasks whose handler succeeded.",
+	series.Counter("actorpool_actor_tasks_completed_total", "Tasks whose handler succeeded.",
 		func(s actor.Stats) uint64 { return s.Completed }),
-	actorCounter("actorpool_actor_tasks_dead_lettered_total", "Accepted tasks handed to the dead letters.",
+	series.Counter("actorpool_actor_tasks_dead_lettered_total", "Accepted tasks handed to the dead letters.",
 		func(s actor.Stats) uint64 { return s.DeadLettered }),
-	actorCounter("actorpool_actor_attempts_failed_total", "Handler attempts that failed: errors, timeouts, panics.",
+	series.Counter("actorpool_actor_attempts_failed_total", "Handler attempts that failed: errors, timeouts, panics.",
 		func(s actor.Stats) uint64 { return s.Failed }),
-	actorCounter("actorpool_actor_panics_total", "Handler attempts that panicked or called runtime.Goexit; also counted as failed.",
+	series.Counter("actorpool_actor_panics_total", "Handler attempts that panicked or called runtime.Goexit; also counted as failed.",
 		func(s actor.Stats) uint64 { return s.Panicked }),
-	actorCounter("actorpool_actor_retries_total", "Retries scheduled.",
+	series.Counter("actorpool_actor_retries_total", "Retries scheduled.",
 		func(s actor.Stats) uint64 { return s.Retried }),
 
-	actorGauge("actorpool_actor_queued_tasks", "Tasks waiting for a worker.",
+	series.Gauge("actorpool_actor_queued_tasks", "Tasks waiting for a worker.",
 		func(s actor.Stats) int { return s.Queued }),
-	actorGauge("actorpool_actor_retrying_tasks", "Tasks waiting for their retry's backoff.",
+	series.Gauge("actorpool_actor_retrying_tasks", "Tasks waiting for their retry's backoff.",
 		func(s actor.Stats) int { return s.Retrying }),
-	actorGauge("actorpool_actor_running_tasks", "Tasks in a handler.",
+	series.Gauge("actorpool_actor_running_tasks", "Tasks in a handler.",
 		func(s actor.Stats) int { return s.Running }),
-	actorGauge("actorpool_actor_blocked_sends", "Sends waiting for room in a full mailbox.",
+	series.Gauge("actorpool_actor_blocked_sends", "Sends waiting for room in a full mailbox.",
 		func(s actor.Stats) int { return s.Blocked }),
-	actorGauge("actorpool_actor_workers", "Worker goroutines.",
+	series.Gauge("actorpool_actor_workers", "Worker goroutines.",
 		func(s actor.Stats) int { return s.Workers }),
-	actorGauge("actorpool_actor_busy_workers", "Workers in a handler.",
+	series.Gauge("actorpool_actor_busy_workers", "Workers in a handler.",
 		func(s actor.Stats) int { return s.Busy }),
-	{name: "actorpool_actor_oldest_queued_seconds", help: "How long the task that has waited longest for a worker has waited.",
-		kind: prometheus.GaugeValue, value: func(s actor.Stats) float64 { return s.OldestQueued.Seconds() }},
-}
-
-func actorCounter(name, help string, v func(actor.Stats) uint64) actorMetric {
-	return actorMetric{name: name, help: help, kind: prometheus.CounterValue, value: func(s actor.Stats) float64 { return float64(v(s)) }}
-}
-
-func actorGauge(name, help string, v func(actor.Stats) int) actorMetric {
-	return actorMetric{name: name, help: help, kind: prometheus.GaugeValue, value: func(s actor.Stats) float64 { return float64(v(s)) }}
+	series.GaugeSeconds("actorpool_actor_oldest_queued_seconds", "How long the task that has waited longest for a worker has waited.",
+		func(s actor.Stats) time.Duration { return s.OldestQueued }),
 }
 
 // An ActorObserver feeds one actor's histograms.

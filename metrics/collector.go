@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/metrics/internal/series"
 )
 
 // DefaultBuckets are the upper bounds, in seconds, of the histograms'
@@ -40,8 +42,8 @@ type Collector struct {
 	pools  map[string]func() actorpool.Stats
 	actors map[string]func() actor.Stats
 
-	poolDescs  []poolMetric
-	actorDescs []actorMetric
+	poolDescs  []series.Described[actorpool.Stats]
+	actorDescs []series.Described[actor.Stats]
 	destroyed  *prometheus.Desc
 
 	poolWait, poolHold, poolCreate, poolTest *prometheus.HistogramVec
@@ -82,17 +84,11 @@ func NewCollector(opts Options) *Collector {
 			"Time handler attempts took, by result (ok or error).",
 			"actor", "result"),
 	}
-	for _, m := range poolMetrics {
-		m.desc = prometheus.NewDesc(m.name, m.help, []string{"pool"}, opts.ConstLabels)
-		c.poolDescs = append(c.poolDescs, m)
-	}
+	c.poolDescs = series.Describe(poolMetrics, []string{"pool"}, opts.ConstLabels)
 	c.destroyed = prometheus.NewDesc("actorpool_pool_destroyed_total",
 		"Objects destroyed, by reason: invalid, idle, lifetime, test_failed, test_timeout, leaked, reloaded, closed, discarded.",
 		[]string{"pool", "reason"}, opts.ConstLabels)
-	for _, m := range actorMetrics {
-		m.desc = prometheus.NewDesc(m.name, m.help, []string{"actor"}, opts.ConstLabels)
-		c.actorDescs = append(c.actorDescs, m)
-	}
+	c.actorDescs = series.Describe(actorMetrics, []string{"actor"}, opts.ConstLabels)
 	return c
 }
 
@@ -100,57 +96,58 @@ func NewCollector(opts Options) *Collector {
 // returns, usually a pool's Stats method, under the label pool=name. It
 // fails if a pool of that name was added and not removed.
 func (c *Collector) AddPool(name string, stats func() actorpool.Stats) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.pools[name]; ok {
-		return fmt.Errorf("metrics: a pool named %q is already added; remove it first or choose another name", name)
-	}
-	c.pools[name] = stats
-	return nil
+	return add(c, c.pools, "a pool", name, stats)
 }
 
 // RemovePool stops reporting the pool name, its histograms included, so
 // that a closed pool's series disappear.
 func (c *Collector) RemovePool(name string) {
-	c.mu.Lock()
-	delete(c.pools, name)
-	c.mu.Unlock()
-	for _, h := range []*prometheus.HistogramVec{c.poolWait, c.poolHold, c.poolCreate, c.poolTest} {
-		h.DeletePartialMatch(prometheus.Labels{"pool": name})
-	}
+	remove(c, c.pools, "pool", name, c.poolWait, c.poolHold, c.poolCreate, c.poolTest)
 }
 
 // AddActor has the collector report the gauges and counters that stats
 // returns, usually an actor's Stats method, under the label actor=name. It
 // fails if an actor of that name was added and not removed.
 func (c *Collector) AddActor(name string, stats func() actor.Stats) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.actors[name]; ok {
-		return fmt.Errorf("metrics: an actor named %q is already added; remove it first or choose another name", name)
-	}
-	c.actors[name] = stats
-	return nil
+	return add(c, c.actors, "an actor", name, stats)
 }
 
 // RemoveActor stops reporting the actor name, its histograms included.
 func (c *Collector) RemoveActor(name string) {
+	remove(c, c.actors, "actor", name, c.actorQueueWait, c.actorRun)
+}
+
+// add puts stats in sources, a map of c's, under name, unless a source of
+// that name is there; what says what stats is of, for the error.
+func add[S any](c *Collector, sources map[string]func() S, what, name string, stats func() S) error {
 	c.mu.Lock()
-	delete(c.actors, name)
+	defer c.mu.Unlock()
+	if _, ok := sources[name]; ok {
+		return fmt.Errorf("metrics: %s named %q is already added; remove it first or choose another name", what, name)
+	}
+	sources[name] = stats
+	return nil
+}
+
+// remove takes name out of sources, a map of c's, and its series, labelled
+// label=name, out of the histograms hs.
+func remove[S any](c *Collector, sources map[string]func() S, label, name string, hs ...*prometheus.HistogramVec) {
+	c.mu.Lock()
+	delete(sources, name)
 	c.mu.Unlock()
-	for _, h := range []*prometheus.HistogramVec{c.actorQueueWait, c.actorRun} {
-		h.DeletePartialMatch(prometheus.Labels{"actor": name})
+	for _, h := range hs {
+		h.DeletePartialMatch(prometheus.Labels{label: name})
 	}
 }
 
 // Describe sends the descriptions of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range c.poolDescs {
-		ch <- m.desc
+		ch <- m.Desc
 	}
 	ch <- c.destroyed
 	for _, m := range c.actorDescs {
-		ch <- m.desc
+		ch <- m.Desc
 	}
 	for _, h := range c.histograms() {
 		h.Describe(ch)
@@ -161,31 +158,24 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // with the histograms.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	pools := make(map[string]func() actorpool.Stats, len(c.pools))
-	for name, stats := range c.pools {
-		pools[name] = stats
-	}
-	actors := make(map[string]func() actor.Stats, len(c.actors))
-	for name, stats := range c.actors {
-		actors[name] = stats
-	}
+	pools, actors := maps.Clone(c.pools), maps.Clone(c.actors)
 	c.mu.Unlock()
 
 	// Stats are read outside the lock: a slow one must not hold up
 	// AddPool and RemovePool.
-	for _, name := range sortedKeys(pools) {
+	for _, name := range slices.Sorted(maps.Keys(pools)) {
 		st := pools[name]()
 		for _, m := range c.poolDescs {
-			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), name)
+			ch <- m.Metric(st, name)
 		}
 		for _, r := range destroyReasons {
 			ch <- prometheus.MustNewConstMetric(c.destroyed, prometheus.CounterValue, float64(r.count(st.DestroyedBy)), name, r.name)
 		}
 	}
-	for _, name := range sortedKeys(actors) {
+	for _, name := range slices.Sorted(maps.Keys(actors)) {
 		st := actors[name]()
 		for _, m := range c.actorDescs {
-			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), name)
+			ch <- m.Metric(st, name)
 		}
 	}
 	for _, h := range c.histograms() {
@@ -195,21 +185,4 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *Collector) histograms() []*prometheus.HistogramVec {
 	return []*prometheus.HistogramVec{c.poolWait, c.poolHold, c.poolCreate, c.poolTest, c.actorQueueWait, c.actorRun}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// result is the value of the "result" label for an error.
-func result(err error) string {
-	if err != nil {
-		return "error"
-	}
-	return "ok"
 }

@@ -156,11 +156,11 @@ actorpool_pool_waits_total{pool="redis"} 12
 func statNames() []string {
 	var names []string
 	for _, m := range poolMetrics {
-		names = append(names, m.name)
+		names = append(names, m.Name)
 	}
 	names = append(names, "actorpool_pool_destroyed_total")
 	for _, m := range actorMetrics {
-		names = append(names, m.name)
+		names = append(names, m.Name)
 	}
 	return names
 }

@@ -6,67 +6,53 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/metrics/internal/series"
 )
 
-// A poolMetric is one gauge or counter read from a pool's Stats.
-type poolMetric struct {
-	name, help string
-	kind       prometheus.ValueType
-	value      func(actorpool.Stats) float64
-	desc       *prometheus.Desc
-}
-
-var poolMetrics = []poolMetric{
-	gauge("actorpool_pool_max_objects", "Config.MaxObjects: the most objects the pool holds at once.",
+// poolMetrics are the gauges and counters read from a pool's Stats.
+var poolMetrics = []series.Series[actorpool.Stats]{
+	series.Gauge("actorpool_pool_max_objects", "Config.MaxObjects: the most objects the pool holds at once.",
 		func(s actorpool.Stats) int64 { return int64(s.MaxObjects) }),
-	gauge("actorpool_pool_objects", "Objects alive or being created.",
+	series.Gauge("actorpool_pool_objects", "Objects alive or being created.",
 		func(s actorpool.Stats) int64 { return int64(s.Total) }),
-	gauge("actorpool_pool_idle_objects", "Objects ready to be taken.",
+	series.Gauge("actorpool_pool_idle_objects", "Objects ready to be taken.",
 		func(s actorpool.Stats) int64 { return int64(s.Idle) }),
-	gauge("actorpool_pool_in_use_objects", "Objects lent out.",
+	series.Gauge("actorpool_pool_in_use_objects", "Objects lent out.",
 		func(s actorpool.Stats) int64 { return int64(s.InUse) }),
-	gauge("actorpool_pool_creating_objects", "Creates in flight.",
+	series.Gauge("actorpool_pool_creating_objects", "Creates in flight.",
 		func(s actorpool.Stats) int64 { return int64(s.Creating) }),
-	gauge("actorpool_pool_reserved_objects", "Objects held by the pool itself: under test, or being destroyed.",
+	series.Gauge("actorpool_pool_reserved_objects", "Objects held by the pool itself: under test, or being destroyed.",
 		func(s actorpool.Stats) int64 { return int64(s.Reserved) }),
-	gauge("actorpool_pool_waiting_takes", "Takes queued for an object now.",
+	series.Gauge("actorpool_pool_waiting_takes", "Takes queued for an object now.",
 		func(s actorpool.Stats) int64 { return int64(s.Waiting) }),
 
-	counter("actorpool_pool_acquires_total", "Takes that got an object.",
+	series.Counter("actorpool_pool_acquires_total", "Takes that got an object.",
 		func(s actorpool.Stats) int64 { return s.Acquires }),
-	counter("actorpool_pool_empty_acquires_total", "Takes that found no idle object.",
+	series.Counter("actorpool_pool_empty_acquires_total", "Takes that found no idle object.",
 		func(s actorpool.Stats) int64 { return s.EmptyAcquires }),
-	counter("actorpool_pool_waits_total", "Takes that queued for an object.",
+	series.Counter("actorpool_pool_waits_total", "Takes that queued for an object.",
 		func(s actorpool.Stats) int64 { return s.Waits }),
-	{name: "actorpool_pool_wait_seconds_total", help: "Total time takes spent queued.", kind: prometheus.CounterValue,
-		value: func(s actorpool.Stats) float64 { return s.WaitDuration.Seconds() }},
-	counter("actorpool_pool_canceled_acquires_total", "Queued takes whose context was canceled.",
+	series.CounterSeconds("actorpool_pool_wait_seconds_total", "Total time takes spent queued.",
+		func(s actorpool.Stats) time.Duration { return s.WaitDuration }),
+	series.Counter("actorpool_pool_canceled_acquires_total", "Queued takes whose context was canceled.",
 		func(s actorpool.Stats) int64 { return s.CanceledAcquires }),
-	counter("actorpool_pool_timed_out_acquires_total", "Queued takes whose context's deadline passed.",
+	series.Counter("actorpool_pool_timed_out_acquires_total", "Queued takes whose context's deadline passed.",
 		func(s actorpool.Stats) int64 { return s.TimedOutAcquires }),
-	counter("actorpool_pool_exhausted_acquires_total", "Takes refused at once because Config.MaxQueueSize takes were already queued.",
+	series.Counter("actorpool_pool_exhausted_acquires_total", "Takes refused at once because Config.MaxQueueSize takes were already queued.",
 		func(s actorpool.Stats) int64 { return s.ExhaustedAcquires }),
 
-	counter("actorpool_pool_created_total", "Objects created.",
+	series.Counter("actorpool_pool_created_total", "Objects created.",
 		func(s actorpool.Stats) int64 { return s.Created }),
-	counter("actorpool_pool_create_errors_total", "Creates that failed, panicked or timed out.",
+	series.Counter("actorpool_pool_create_errors_total", "Creates that failed, panicked or timed out.",
 		func(s actorpool.Stats) int64 { return s.CreateErrors }),
-	counter("actorpool_pool_create_timeouts_total", "Creates that outlived Config.CreateTimeout.",
+	series.Counter("actorpool_pool_create_timeouts_total", "Creates that outlived Config.CreateTimeout.",
 		func(s actorpool.Stats) int64 { return s.CreateTimeouts }),
-	counter("actorpool_pool_tests_total", "Factory.Test calls that returned.",
+	series.Counter("actorpool_pool_tests_total", "Factory.Test calls that returned.",
 		func(s actorpool.Stats) int64 { return s.Tests }),
-	counter("actorpool_pool_leaks_total", "Leases found dropped, without being given back, by the garbage collector.",
+	series.Counter("actorpool_pool_leaks_total", "Leases found dropped, without being given back, by the garbage collector.",
 		func(s actorpool.Stats) int64 { return s.Leaks }),
-	counter("actorpool_pool_suspected_leaks_total", "Leases held longer than Config.LeakThreshold.",
+	series.Counter("actorpool_pool_suspected_leaks_total", "Leases held longer than Config.LeakThreshold.",
 		func(s actorpool.Stats) int64 { return s.SuspectedLeaks }),
-}
-
-func gauge(name, help string, v func(actorpool.Stats) int64) poolMetric {
-	return poolMetric{name: name, help: help, kind: prometheus.GaugeValue, value: func(s actorpool.Stats) float64 { return float64(v(s)) }}
-}
-
-func counter(name, help string, v func(actorpool.Stats) int64) poolMetric {
-	return poolMetric{name: name, help: help, kind: prometheus.CounterValue, value: func(s actorpool.Stats) float64 { return float64(v(s)) }}
 }
 
 // destroyReasons are the values of the "reason" label of

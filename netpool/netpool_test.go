@@ -26,13 +26,7 @@ func newPool(t *testing.T, cfg Config) *Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := p.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	testenv.CloseAtEnd(t, 10*time.Second, p.Close)
 	return p
 }
 

@@ -57,13 +57,7 @@ func openPGPool(t testing.TB, dsn, name string, tick time.Duration, tune func(c 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := p.Shutdown(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	testenv.CloseAtEnd(t, 20*time.Second, p.Shutdown)
 	return p
 }
 

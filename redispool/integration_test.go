@@ -49,13 +49,7 @@ func openRedisPool(t testing.TB, addr, name string, cfg actorpool.Config, dial t
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := p.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	testenv.CloseAtEnd(t, 10*time.Second, p.Close)
 	return p
 }
 

@@ -2,36 +2,23 @@ package pools
 
 import (
 	"context"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/actorpool/actorpool/internal/leakcheck"
 )
 
 func TestEveryPoolPassesCheck(t *testing.T) {
 	for _, c := range All() {
 		t.Run(c.Name, func(t *testing.T) {
-			before := runtime.NumGoroutine()
+			before := leakcheck.Take()
 			if err := Check(context.Background(), c); err != nil {
 				t.Fatal(err)
 			}
-			waitGoroutines(t, before)
+			before.Check(t)
 		})
 	}
-}
-
-// waitGoroutines fails t if goroutines started since before are still
-// running after a bounded wait for them to exit.
-func waitGoroutines(t *testing.T, before int) {
-	t.Helper()
-	for range 200 {
-		if runtime.NumGoroutine() <= before {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Errorf("%d goroutines running after Close, %d before the pool was made", runtime.NumGoroutine(), before)
 }
 
 // Broken pools, each breaking one rule, prove that Check catches it.

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/actorpool/actorpool/internal/leakcheck"
 )
 
 // TestEveryExecutorRunsEveryTask submits tasks from several producers to
@@ -19,7 +20,7 @@ func TestEveryExecutorRunsEveryTask(t *testing.T) {
 			}
 			t.Run(c.Name+"/"+m.String(), func(t *testing.T) {
 				const workers, producers, perProducer = 3, 8, 200
-				before := runtime.NumGoroutine()
+				before := leakcheck.Take()
 				var ran, running, most atomic.Int64
 				task := func() {
 					n := running.Add(1)
@@ -67,21 +68,10 @@ func TestEveryExecutorRunsEveryTask(t *testing.T) {
 				if got := most.Load(); got > workers {
 					t.Errorf("%d tasks ran at once, want at most %d workers", got, workers)
 				}
-				waitGoroutines(t, before)
+				before.Check(t)
 			})
 		}
 	}
-}
-
-func waitGoroutines(t *testing.T, before int) {
-	t.Helper()
-	for range 200 {
-		if runtime.NumGoroutine() <= before {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Errorf("%d goroutines running after Close, %d before the executor was made", runtime.NumGoroutine(), before)
 }
 
 func TestCellsCoverTheMatrix(t *testing.T) {

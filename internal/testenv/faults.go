@@ -125,8 +125,8 @@ func (s FaultSuite[P, C]) CheckNoSlotLost(t testing.TB, p P) {
 // and starts it again: callers fail, within their deadlines, while it is
 // down, and all succeed again once it is back.
 func (s FaultSuite[P, C]) restart(t *testing.T) {
-	srv, addr := s.Private(t)
 	CheckGoroutines(t)
+	srv, addr := s.Private(t)
 	p := s.Open(t, addr, faultName(), func(c *actorpool.Config) { c.MaxObjects, c.CreateTimeout = 8, s.Timeout }, nil)
 	load := StartLoad(t, 32, s.Timeout, func(ctx context.Context) error { return s.Call(p, ctx) })
 	load.WaitAllSucceed(t, 30*time.Second)
@@ -140,8 +140,8 @@ func (s FaultSuite[P, C]) restart(t *testing.T) {
 // calls that were waiting when it came back. docs/benchmarks.md reports
 // its figures, with the peers'.
 func (s FaultSuite[P, C]) outageRecovery(t *testing.T) {
-	srv, addr := s.Private(t)
 	CheckGoroutines(t)
+	srv, addr := s.Private(t)
 	o := Outage{Clients: 64, Size: 16, Deadline: time.Second, Down: 2 * time.Second}
 	r := MeasureOutage(t, srv, o, func(dial DialFunc) (func(context.Context) error, func()) {
 		p := s.Open(t, addr, faultName(), func(c *actorpool.Config) { c.MaxObjects, c.Logger = o.Size, slog.New(slog.DiscardHandler) }, dial)

@@ -80,17 +80,21 @@ func TestServerVariables(t *testing.T) {
 	}
 }
 
-// TestProxy checks that the proxy forwards, drops its connections on
-// CutAll, and leaves no goroutine after Close.
-func TestProxy(t *testing.T) {
-	CheckGoroutines(t)
+// proxiedEcho starts a server that sends back what each connection sends
+// it, and a proxy to it, and returns the proxy and a connection through it.
+// The connection, the proxy and the server close when t ends, in that
+// order.
+func proxiedEcho(t *testing.T) (*Proxy, net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer ln.Close()
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
 	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
@@ -103,13 +107,20 @@ func TestProxy(t *testing.T) {
 			})
 		}
 	})
-
 	p := StartProxy(t, "127.0.0.1:0", ln.Addr().String())
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return p, c
+}
+
+// TestProxy checks that the proxy forwards, drops its connections on
+// CutAll, and leaves no goroutine after Close.
+func TestProxy(t *testing.T) {
+	CheckGoroutines(t)
+	p, c := proxiedEcho(t)
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	c.Write([]byte("hello\n"))
 	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "hello\n" {
@@ -132,32 +143,7 @@ func TestProxy(t *testing.T) {
 // ways, until Resume, and that Close ends its goroutines while stalled.
 func TestProxyStall(t *testing.T) {
 	CheckGoroutines(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer ln.Close()
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				io.Copy(c, c)
-			})
-		}
-	})
-
-	p := StartProxy(t, "127.0.0.1:0", ln.Addr().String())
-	c, err := net.Dial("tcp", p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	p, c := proxiedEcho(t)
 	r := bufio.NewReader(c)
 	p.Stall()
 	c.Write([]byte("held\n"))

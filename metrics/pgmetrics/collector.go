@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/actorpool/actorpool/metrics/internal/series"
 	"github.com/actorpool/actorpool/pgactor"
 )
 
@@ -38,7 +40,7 @@ type Actor interface {
 // concurrent use: actors may be added and removed while it is scraped.
 type Collector struct {
 	timeout time.Duration
-	descs   []*prometheus.Desc // of metricsOf, in its order
+	descs   []series.Described[pgactor.Stats] // of metricsOf, in its order
 	failed  *prometheus.Desc
 
 	mu     sync.Mutex
@@ -64,9 +66,11 @@ func NewCollector(opts Options) *Collector {
 			[]string{"actor", "schema"}, opts.ConstLabels),
 		actors: map[key]source{},
 	}
-	for _, m := range metricsOf {
-		c.descs = append(c.descs, prometheus.NewDesc(m.name, m.help, []string{"actor", "schema"}, opts.ConstLabels))
+	ss := make([]series.Series[pgactor.Stats], len(metricsOf))
+	for i, m := range metricsOf {
+		ss[i] = m.Series
 	}
+	c.descs = series.Describe(ss, []string{"actor", "schema"}, opts.ConstLabels)
 	return c
 }
 
@@ -114,14 +118,11 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 // sent as an invalid metric carrying the error, which the registry reports.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	keys := make([]key, 0, len(c.actors))
-	sources := make(map[key]source, len(c.actors))
-	for k, s := range c.actors {
-		keys = append(keys, k)
-		sources[k] = s
-	}
+	sources := maps.Clone(c.actors)
 	c.mu.Unlock()
-	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.schema, b.schema), cmp.Compare(a.name, b.name)) })
+	keys := slices.SortedFunc(maps.Keys(sources), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.schema, b.schema), cmp.Compare(a.name, b.name))
+	})
 
 	// The reads run outside the lock: a slow server must not hold up Add
 	// and Remove.
@@ -138,7 +139,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			if m.local && !s.local {
 				continue
 			}
-			ch <- prometheus.MustNewConstMetric(c.descs[i], m.kind, m.value(st), k.name, k.schema)
+			ch <- c.descs[i].Metric(st, k.name, k.schema)
 		}
 	}
 }

@@ -97,7 +97,7 @@ actorpool_actor_workers{actor="audit",schema="jobs"} 16
 func names() []string {
 	var n []string
 	for _, m := range metricsOf {
-		n = append(n, m.name)
+		n = append(n, m.Name)
 	}
 	return n
 }

@@ -1,16 +1,15 @@
 package pgmetrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
+	"time"
 
+	"github.com/actorpool/actorpool/metrics/internal/series"
 	"github.com/actorpool/actorpool/pgactor"
 )
 
 // A metric is one gauge or counter read from a durable actor's Stats.
 type metric struct {
-	name, help string
-	kind       prometheus.ValueType
-	value      func(pgactor.Stats) float64
+	series.Series[pgactor.Stats]
 	// local marks the gauges of this process's workers, reported only for
 	// an actor added with AddActor.
 	local bool
@@ -20,49 +19,36 @@ type metric struct {
 // in-memory actor's, its name and help are package metrics' own, word for
 // word: a registry refuses a family whose help differs between collectors.
 var metricsOf = []metric{
-	counter("actorpool_actor_tasks_accepted_total", "Tasks a durable actor stored: sent, or replayed from its dead letters.",
-		func(s pgactor.Stats) uint64 { return s.Accepted }),
-	counter("actorpool_actor_tasks_completed_total", "Tasks whose handler succeeded.",
-		func(s pgactor.Stats) uint64 { return s.Completed }),
-	counter("actorpool_actor_tasks_dead_lettered_total", "Accepted tasks handed to the dead letters.",
-		func(s pgactor.Stats) uint64 { return s.DeadLettered }),
-	counter("actorpool_actor_tasks_replayed_total", "Dead letters of a durable actor replayed; also counted as accepted.",
-		func(s pgactor.Stats) uint64 { return s.Replayed }),
-	counter("actorpool_actor_attempts_failed_total", "Handler attempts that failed: errors, timeouts, panics.",
-		func(s pgactor.Stats) uint64 { return s.Failed }),
-	counter("actorpool_actor_retries_total", "Retries scheduled.",
-		func(s pgactor.Stats) uint64 { return s.Retried }),
-	counter("actorpool_actor_lost_runs_total", "Runs of a durable actor's tasks taken over after their worker's lease ran out.",
-		func(s pgactor.Stats) uint64 { return s.Lost }),
+	{Series: series.Counter("actorpool_actor_tasks_accepted_total", "Tasks a durable actor stored: sent, or replayed from its dead letters.",
+		func(s pgactor.Stats) uint64 { return s.Accepted })},
+	{Series: series.Counter("actorpool_actor_tasks_completed_total", "Tasks whose handler succeeded.",
+		func(s pgactor.Stats) uint64 { return s.Completed })},
+	{Series: series.Counter("actorpool_actor_tasks_dead_lettered_total", "Accepted tasks handed to the dead letters.",
+		func(s pgactor.Stats) uint64 { return s.DeadLettered })},
+	{Series: series.Counter("actorpool_actor_tasks_replayed_total", "Dead letters of a durable actor replayed; also counted as accepted.",
+		func(s pgactor.Stats) uint64 { return s.Replayed })},
+	{Series: series.Counter("actorpool_actor_attempts_failed_total", "Handler attempts that failed: errors, timeouts, panics.",
+		func(s pgactor.Stats) uint64 { return s.Failed })},
+	{Series: series.Counter("actorpool_actor_retries_total", "Retries scheduled.",
+		func(s pgactor.Stats) uint64 { return s.Retried })},
+	{Series: series.Counter("actorpool_actor_lost_runs_total", "Runs of a durable actor's tasks taken over after their worker's lease ran out.",
+		func(s pgactor.Stats) uint64 { return s.Lost })},
 
-	gauge("actorpool_actor_queued_tasks", "Tasks waiting for a worker.",
-		func(s pgactor.Stats) int { return s.Queued }),
-	gauge("actorpool_actor_scheduled_tasks", "Tasks of a durable actor sent to run later, not yet due.",
-		func(s pgactor.Stats) int { return s.Scheduled }),
-	gauge("actorpool_actor_retrying_tasks", "Tasks waiting for their retry's backoff.",
-		func(s pgactor.Stats) int { return s.Retrying }),
-	gauge("actorpool_actor_running_tasks", "Tasks in a handler.",
-		func(s pgactor.Stats) int { return s.Running }),
-	gauge("actorpool_actor_dead_letters", "Dead letters of a durable actor stored now, until deleted or replayed.",
-		func(s pgactor.Stats) int { return s.DeadLetters }),
-	{name: "actorpool_actor_oldest_queued_seconds", help: "How long the task that has waited longest for a worker has waited.",
-		kind: prometheus.GaugeValue, value: func(s pgactor.Stats) float64 { return s.OldestQueued.Seconds() }},
+	{Series: series.Gauge("actorpool_actor_queued_tasks", "Tasks waiting for a worker.",
+		func(s pgactor.Stats) int { return s.Queued })},
+	{Series: series.Gauge("actorpool_actor_scheduled_tasks", "Tasks of a durable actor sent to run later, not yet due.",
+		func(s pgactor.Stats) int { return s.Scheduled })},
+	{Series: series.Gauge("actorpool_actor_retrying_tasks", "Tasks waiting for their retry's backoff.",
+		func(s pgactor.Stats) int { return s.Retrying })},
+	{Series: series.Gauge("actorpool_actor_running_tasks", "Tasks in a handler.",
+		func(s pgactor.Stats) int { return s.Running })},
+	{Series: series.Gauge("actorpool_actor_dead_letters", "Dead letters of a durable actor stored now, until deleted or replayed.",
+		func(s pgactor.Stats) int { return s.DeadLetters })},
+	{Series: series.GaugeSeconds("actorpool_actor_oldest_queued_seconds", "How long the task that has waited longest for a worker has waited.",
+		func(s pgactor.Stats) time.Duration { return s.OldestQueued })},
 
-	local(gauge("actorpool_actor_workers", "Worker goroutines.",
-		func(s pgactor.Stats) int { return s.Workers })),
-	local(gauge("actorpool_actor_busy_workers", "Workers in a handler.",
-		func(s pgactor.Stats) int { return s.Busy })),
-}
-
-func counter(name, help string, v func(pgactor.Stats) uint64) metric {
-	return metric{name: name, help: help, kind: prometheus.CounterValue, value: func(s pgactor.Stats) float64 { return float64(v(s)) }}
-}
-
-func gauge(name, help string, v func(pgactor.Stats) int) metric {
-	return metric{name: name, help: help, kind: prometheus.GaugeValue, value: func(s pgactor.Stats) float64 { return float64(v(s)) }}
-}
-
-func local(m metric) metric {
-	m.local = true
-	return m
+	{Series: series.Gauge("actorpool_actor_workers", "Worker goroutines.",
+		func(s pgactor.Stats) int { return s.Workers }), local: true},
+	{Series: series.Gauge("actorpool_actor_busy_workers", "Workers in a handler.",
+		func(s pgactor.Stats) int { return s.Busy }), local: true},
 }

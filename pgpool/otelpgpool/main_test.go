@@ -41,13 +41,7 @@ func newPool(t testing.TB, tracer pgx.QueryTracer, tune func(*pgpool.Config)) *p
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := p.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-	})
+	testenv.CloseAtEnd(t, 20*time.Second, p.Shutdown)
 	return p
 }
 
