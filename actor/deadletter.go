@@ -36,10 +36,13 @@ type Sink[T any] interface {
 }
 
 // A Source is a store of dead letters that can be read back, for
-// [Actor.Replay]; RingSink and FileSink are both.
+// [Actor.Replay]; RingSink and FileSink are both, and FileSink is a
+// [Mover] too.
 type Source[T any] interface {
-	// Letters yields the letters in the order they were put, each with nil,
-	// or a zero letter and the error that stopped the reading.
+	// Letters yields the letters in the order they were put, each with nil;
+	// a letter it cannot read as a zero letter and a *LineError, after
+	// which it goes on; and, last, a zero letter and the error that
+	// stopped the reading, if one did.
 	Letters() iter.Seq2[DeadLetter[T], error]
 }
 
