@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The crash test replays a file in child processes — this test binary,
@@ -72,9 +73,11 @@ func TestReplayCrash(t *testing.T) {
 		if point != "rewritten" && point != "renamed" {
 			k += rand.IntN(letters / 10)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReplayCrash$", "-test.count=1")
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestReplayCrash$", "-test.count=1")
 		cmd.Env = append(os.Environ(), replayChildEnv+"="+dir, fmt.Sprintf("%s=%s %d", replayKillAtEnv, point, k))
 		out, err := cmd.CombinedOutput()
+		cancel()
 		var ee *exec.ExitError
 		switch {
 		case point == "" && err == nil:
@@ -176,7 +179,9 @@ func replayChild(t *testing.T, dir string) {
 		_, err := fmt.Fprintf(ledger, "%d\n", n)
 		return err
 	}, Config[int]{Workers: 2, Capacity: 4, DeadLetters: sink, OnError: func(*TaskError) {}})
-	for {
+	// The first replay sends the letters of the file, the second the
+	// failures of the first, the third nothing.
+	for i := 0; ; i++ {
 		n, err := a.Replay(t.Context(), sink)
 		var re *ReplayError
 		if err != nil && (!errors.As(err, &re) || re.Err != nil) {
@@ -184,6 +189,9 @@ func replayChild(t *testing.T, dir string) {
 		}
 		if n == 0 {
 			break
+		}
+		if i == 3 {
+			t.Fatalf("replay %d still sent %d letters: replays do not take the letters out of the file", i+1, n)
 		}
 	}
 	if err := a.Close(t.Context()); err != nil {
