@@ -119,9 +119,11 @@ func TestFileSinkLines(t *testing.T) {
 		{"good", good + "\n" + good + "\n", []int{1, 1}, nil},
 		{"garbage on line 2", good + "\n{oops\n" + good + "\n", []int{1, 1}, map[int]string{2: "invalid character 'o'"}},
 		{"blank line", good + "\n\n" + good + "\n", []int{1, 1}, map[int]string{2: "unexpected end of JSON input"}},
-		{"unknown reason", good + "\n" + `{"reason":"bored"}` + "\n" + good + "\n", []int{1, 1}, map[int]string{2: `unknown dead-letter reason "bored"`}},
+		{"unknown reason", good + "\n" + `{"reason":"bored"}` + "\n" + good + "\n", []int{1, 1}, map[int]string{2: `unknown dead-letter reason "bored"; want one of "closed", "drain deadline"`}},
 		{"payload of another type", line(t, "one") + "\n" + good + "\n", []int{1}, map[int]string{1: "cannot unmarshal string"}},
 		{"too long", good + "\n" + long + "\n" + good + "\n", []int{1, 1}, map[int]string{2: "more than the 16777216"}},
+		{"not a letter", "{}\nnull\n" + `{"reason":"dropped"}` + "\n" + good + "\n", []int{1},
+			map[int]string{1: `no "reason"`, 2: `no "reason"`, 3: `no "task"`}},
 		{"every line bad", "a\nb\nc\n", nil, map[int]string{1: "invalid", 2: "invalid", 3: "invalid"}},
 	}
 	for _, tt := range tests {
