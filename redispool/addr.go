@@ -2,10 +2,11 @@ package redispool
 
 import (
 	"errors"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/actorpool/actorpool/internal/adapter"
 )
 
 // isURL reports whether addr is a redis:// or rediss:// URL.
@@ -24,20 +25,9 @@ func checkAddr(network, addr string) string {
 	case isURL(addr):
 		return checkURL(addr)
 	case network == "unix":
-		if strings.IndexByte(addr, 0) >= 0 {
-			return "must be a socket's path, which holds no NUL byte"
-		}
-		return ""
+		return adapter.CheckPath(addr)
 	}
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		var ae *net.AddrError
-		if errors.As(err, &ae) {
-			err = errors.New(ae.Err) // without the address, which the error names already
-		}
-		return `must be "host:port" or a redis:// URL: ` + err.Error()
-	}
-	return checkPort(port)
+	return adapter.CheckHostPort(addr, `"host:port" or a redis:// URL`)
 }
 
 // checkURL returns the rule that the redis:// or rediss:// URL addr
@@ -52,7 +42,7 @@ func checkURL(addr string) string {
 		return "is not a URL: " + err.Error()
 	}
 	if port := u.Port(); port != "" {
-		if rule := checkPort(port); rule != "" {
+		if rule := adapter.CheckPort(port); rule != "" {
 			return rule
 		}
 	}
@@ -63,23 +53,6 @@ func checkURL(addr string) string {
 	}
 	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return "the URL must have no query or fragment, which redigo would ignore: write redis://user:password@host:port/database"
-	}
-	return ""
-}
-
-// checkPort returns the rule that a port breaks, or "": a number from 1
-// to 65535, or a service's name, such as "redis".
-func checkPort(port string) string {
-	if port != "" && strings.Trim(port, "0123456789") == "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return "the port must be between 1 and 65535"
-		}
-		return ""
-	}
-	if port == "" || strings.ContainsFunc(port, func(r rune) bool {
-		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-')
-	}) {
-		return "the port must be a number from 1 to 65535, or a service's name such as redis"
 	}
 	return ""
 }
