@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// fileLocking says that a second FileSink of a file is refused.
+const fileLocking = true
+
 // lockFile takes an exclusive lock on f, for as long as it is open, or
 // fails with errLocked if another open file holds one: flock(2), which
 // holds across processes and between two opens of the file in one.

@@ -34,7 +34,7 @@ import (
 // the last record was synced: replayed, not yet recorded as moved.
 
 // Fault points of a replay, where tests kill the process to check that a
-// crash loses no letter and sends at most one twice. fileFault is nil
+// crash loses no letter and sends at most one twice. replayFaultHook is nil
 // outside tests.
 const (
 	pointTaken     = "taken"     // a letter's task ended; it is not recorded as moved yet
@@ -43,11 +43,11 @@ const (
 	pointRenamed   = "renamed"   // the rewrite has replaced the file
 )
 
-var fileFault func(point string)
+var replayFaultHook func(point string)
 
-func fault(point string) {
-	if fileFault != nil {
-		fileFault(point)
+func replayFault(point string) {
+	if replayFaultHook != nil {
+		replayFaultHook(point)
 	}
 }
 
@@ -94,13 +94,13 @@ func (s *FileSink[T]) Move(take func(DeadLetter[T], error) (bool, error)) error 
 	err = s.read(f, end, func(l DeadLetter[T], ln *fileLine, lerr error) bool {
 		taken, err := take(l, lerr)
 		if taken && lerr == nil {
-			fault(pointTaken)
+			replayFault(pointTaken)
 			if rerr := s.recordMoved(ln); rerr != nil {
 				stop = errors.Join(err, rerr)
 				return false
 			}
 			moved++
-			fault(pointRecorded)
+			replayFault(pointRecorded)
 		}
 		stop = err
 		return err == nil
@@ -262,12 +262,12 @@ func (s *FileSink[T]) rewrite(moved bool) error {
 	if err := lockFile(tmp); err != nil {
 		return fail(err)
 	}
-	fault(pointRewritten)
+	replayFault(pointRewritten)
 	if err := os.Rename(tmp.Name(), s.path); err != nil {
 		return fail(err)
 	}
 	keep = true
-	fault(pointRenamed)
+	replayFault(pointRenamed)
 	old := s.f
 	s.f = tmp
 	old.Close()

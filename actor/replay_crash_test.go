@@ -145,7 +145,7 @@ func replayChild(t *testing.T, dir string) {
 			}
 		}
 	}
-	fileFault = die
+	replayFaultHook = die
 
 	ledger, err := os.OpenFile(filepath.Join(dir, "ledger"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
