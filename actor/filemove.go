@@ -74,9 +74,10 @@ type Mover[T any] interface {
 // was closed meanwhile, in which case the records of what was moved stay in
 // it and hide those letters until a later Move rewrites it.
 //
-// A crash (kill -9, power loss) loses no letter of the file. It can leave
-// in the file at most one letter that take took: the one taken after the
-// last record was synced. A later replay sends that one again.
+// A crash of the process (kill -9) at any point loses no letter of the
+// file, nor does a power loss lose one that was on disk. It can leave in
+// the file at most one letter that take took: the one taken after the last
+// record was synced. A later replay sends that one again.
 //
 // One Move at a time runs on a sink; another fails at once.
 func (s *FileSink[T]) Move(take func(DeadLetter[T], error) (bool, error)) error {
