@@ -36,10 +36,13 @@ type Sink[T any] interface {
 }
 
 // A Source is a store of dead letters that can be read back, for
-// [Actor.Replay]; RingSink and FileSink are both.
+// [Actor.Replay]; RingSink and FileSink are both, and FileSink is a
+// [Mover] too.
 type Source[T any] interface {
-	// Letters yields the letters in the order they were put, each with nil,
-	// or a zero letter and the error that stopped the reading.
+	// Letters yields the letters in the order they were put, each with nil;
+	// a letter it cannot read as a zero letter and a *LineError, after
+	// which it goes on; and, last, a zero letter and the error that
+	// stopped the reading, if one did.
 	Letters() iter.Seq2[DeadLetter[T], error]
 }
 
@@ -115,13 +118,25 @@ func (l DeadLetter[T]) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes what MarshalJSON wrote. The error comes back with its
-// message only: errors.Is and errors.As no longer see what it wrapped.
+// message only: errors.Is and errors.As no longer see what it wrapped. An
+// object without the reason and the task that MarshalJSON always writes,
+// such as {} or null, is not a letter: it fails, rather than decoding as
+// a task of a zero payload that a replay would run.
 func (l *DeadLetter[T]) UnmarshalJSON(data []byte) error {
-	var j jsonLetter[T]
+	var j struct {
+		jsonLetter[T]
+		Task *Task[T] `json:"task"`
+	}
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*l = DeadLetter[T]{Actor: j.Actor, Reason: j.Reason, Attempts: j.Attempts, Time: j.Time, Task: j.Task}
+	switch {
+	case j.Reason == 0:
+		return errors.New(`actor: not a dead letter: it has no "reason"`)
+	case j.Task == nil:
+		return errors.New(`actor: not a dead letter: it has no "task"`)
+	}
+	*l = DeadLetter[T]{Actor: j.Actor, Reason: j.Reason, Attempts: j.Attempts, Time: j.Time, Task: *j.Task}
 	if j.Error != "" {
 		l.Err = errors.New(j.Error)
 	}

@@ -48,6 +48,16 @@
 // ([FileSink]); the last two can be read back and re-sent with
 // [Actor.Replay].
 //
+// A line of a dead-letter file that holds no letter — its payload type
+// changed between deploys, or a crash cut it short — costs that line only:
+// reading reports it as a [*LineError] and goes on. Replay moves the letters
+// of a file into the actor: a letter leaves the file, durably, once its task
+// has ended, before the next is sent. A replay that stops — an error, its
+// context, a crash — is resumed by running it again, which sends only what
+// is left; a crash loses no letter and sends at most one twice, the one
+// whose task ended last. What stopped a replay, and the lines it left in
+// the file for mending by hand, are in its [*ReplayError].
+//
 // # Shutdown
 //
 // [Actor.Close] stops accepting tasks and lets the workers drain the

@@ -87,22 +87,19 @@ func (p *parser) override() {
 	// A variable that names no setting is reported against the entry whose
 	// prefix it starts with; the longest, when entries such as "a" and
 	// "a_max" share the start of their prefixes.
+	var prefixes prefixTrie
+	for _, e := range p.entries {
+		prefixes.add(EnvVar(e.kind, e.key.Value, ""), e)
+	}
 	names := slices.Sorted(maps.Keys(p.env))
 	for _, name := range names {
 		if _, known := owner[name]; known {
 			continue
 		}
-		var best *entry
-		for _, e := range p.entries {
-			prefix := EnvVar(e.kind, e.key.Value, "")
-			if strings.HasPrefix(name, prefix) && (best == nil || len(prefix) > len(EnvVar(best.kind, best.key.Value, ""))) {
-				best = e
-			}
-		}
+		best, prefix := prefixes.longest(name)
 		if best == nil {
 			continue // it may be meant for another file
 		}
-		prefix := EnvVar(best.kind, best.key.Value, "")
 		var settings []string
 		for _, s := range best.envs {
 			settings = append(settings, envName(s.path))
@@ -115,4 +112,46 @@ func (p *parser) override() {
 		}
 		p.problem(where{line: best.key.Line, column: best.key.Column, env: name}, best.path, nil, rule)
 	}
+}
+
+// A prefixTrie holds the prefixes of the entries' variables, so that the
+// longest that a variable's name starts with is found in time linear in
+// the name, however many entries there are.
+type prefixTrie struct {
+	next  map[byte]*prefixTrie
+	entry *entry // the entry whose prefix ends here, if one does
+}
+
+func (t *prefixTrie) add(prefix string, e *entry) {
+	for i := 0; i < len(prefix); i++ {
+		if t.next == nil {
+			t.next = map[byte]*prefixTrie{}
+		}
+		n := t.next[prefix[i]]
+		if n == nil {
+			n = &prefixTrie{}
+			t.next[prefix[i]] = n
+		}
+		t = n
+	}
+	if t.entry == nil { // two entries with one prefix are reported apart
+		t.entry = e
+	}
+}
+
+// longest returns the entry whose prefix is the longest that name starts
+// with, and that prefix; nil if none does.
+func (t *prefixTrie) longest(name string) (*entry, string) {
+	var best *entry
+	end := 0
+	for i := 0; t != nil; i++ {
+		if t.entry != nil {
+			best, end = t.entry, i
+		}
+		if i == len(name) {
+			break
+		}
+		t = t.next[name[i]]
+	}
+	return best, name[:end]
 }

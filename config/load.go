@@ -28,7 +28,7 @@ func Load(path string) (*File, error) {
 // it in problems, and environ holds the environment as "KEY=value" strings,
 // as os.Environ returns it; nil means no overrides.
 func Parse(path string, data []byte, environ []string) (*File, error) {
-	p := &parser{file: &File{Path: path}, env: parseEnviron(environ)}
+	p := &parser{file: &File{Path: path}, env: parseEnviron(environ), fuel: fuelPerByte*len(data) + fuelBase}
 	p.parse(data)
 	if len(p.problems) > 0 {
 		slices.SortStableFunc(p.problems, func(a, b *Problem) int {
@@ -47,6 +47,43 @@ type parser struct {
 	env      map[string]string
 	problems []*Problem
 	entries  []*entry // in the order of the file
+	fuel     int      // the work left that the file may cost; see spend
+	out      bool     // the fuel ran out, or the problems reached maxProblems: stop
+}
+
+// The fuel of a file: fuelPerByte for each of its bytes, and fuelBase.
+// Without aliases a file costs less than its size; with them, a mapping
+// written once can be brought in many times, each time costing its size
+// again, so that a small file could take time and give problems in the
+// square of its size. The fuel bounds both to a multiple of it. A file
+// that merges a mapping of every setting into each of a hundred entries
+// costs less than 20 times its size.
+const (
+	fuelPerByte = 32
+	fuelBase    = 1 << 16
+)
+
+// spend takes cost from the fuel and reports whether the parser may go on:
+// once the fuel runs out, it reports one problem, at node n, and stops.
+func (p *parser) spend(n *yaml.Node, cost int) bool {
+	if p.out {
+		return false
+	}
+	if p.fuel -= cost; p.fuel >= 0 {
+		return true
+	}
+	p.out = true
+	p.problem(nodeAt(n), "", nil, fmt.Sprintf("the file's aliases and merge keys (<<) bring in more than %d times its size: merge fewer or smaller mappings", fuelPerByte))
+	return false
+}
+
+// cost is what looking at key and its value costs.
+func cost(key, value *yaml.Node) int {
+	c := 1 + len(key.Value)
+	if value != nil && value.Kind == yaml.ScalarNode {
+		c += len(value.Value)
+	}
+	return c
 }
 
 // where is the origin of a value: a node of the file, or a variable.
@@ -56,7 +93,20 @@ type where struct {
 	value        *string // the value written there, if any
 }
 
+// maxProblems is how many problems a file gets at most: past that many, a
+// file is not a configuration with mistakes in it, and more of them would
+// only take time and bury the first.
+const maxProblems = 1000
+
 func (p *parser) problem(at where, field string, value *string, rule string) {
+	if len(p.problems) >= maxProblems {
+		if !p.out {
+			p.out = true
+			p.problems = append(p.problems, &Problem{File: p.file.Path, Line: at.line, Column: at.column,
+				Rule: fmt.Sprintf("more than %d problems: the rest of the file was not checked", maxProblems)})
+		}
+		return
+	}
 	pr := &Problem{File: p.file.Path, Line: at.line, Column: at.column, Env: at.env, Field: field, Rule: rule}
 	if value != nil {
 		pr.Value, pr.Set = *value, true
@@ -105,6 +155,9 @@ func (p *parser) parse(data []byte) {
 				" (a key starting with x- is ignored, to hold anchors)")
 		}
 	})
+	if p.out {
+		return // the entries were cut short: checking them would only add noise
+	}
 	p.override()
 	for _, e := range p.entries {
 		e.check()
@@ -131,6 +184,9 @@ func (p *parser) mapping(m *yaml.Node, path string, fn func(key, value *yaml.Nod
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		key, value := m.Content[i], resolve(m.Content[i+1])
+		if !p.spend(key, cost(key, value)) {
+			return
+		}
 		if key.Kind != yaml.ScalarNode {
 			p.problem(nodeAt(key), path, nil, "keys must be plain names")
 			continue
@@ -147,6 +203,9 @@ func (p *parser) mapping(m *yaml.Node, path string, fn func(key, value *yaml.Nod
 		own = append(own, [2]*yaml.Node{key, value})
 	}
 	for _, kv := range merged {
+		if !p.spend(kv[0], cost(kv[0], kv[1])) {
+			return
+		}
 		if _, ok := seen[kv[0].Value]; !ok {
 			seen[kv[0].Value] = kv[0]
 			fn(kv[0], kv[1])
@@ -178,6 +237,9 @@ func (p *parser) mergeEntries(value *yaml.Node, path string) [][2]*yaml.Node {
 		}
 		for i := 0; i+1 < len(m.Content); i += 2 {
 			k := m.Content[i]
+			if !p.spend(k, 1+len(k.Value)) {
+				return nil
+			}
 			if k.Kind == yaml.ScalarNode && !seen[k.Value] {
 				seen[k.Value] = true
 				out = append(out, [2]*yaml.Node{k, resolve(m.Content[i+1])})

@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -328,6 +329,15 @@ actors:
 			},
 		},
 		{
+			name: "override of no setting, of the longer of two names",
+			doc:  "pools:\n  a:\n    max_objects: 1\n  a_b:\n    max_objects: 1\n",
+			env:  []string{"ACTORPOOL_POOL_A_B_COLOUR=blue", "ACTORPOOL_POOL_A_COLOUR=red"},
+			want: []string{
+				"f.yaml:2:3: $ACTORPOOL_POOL_A_COLOUR: pools.a: the variable overrides no setting; the settings are MAX_OBJECTS, MIN_IDLE, MIN_OBJECTS, MAX_IDLE_TIME, MAX_LIFETIME, LIFETIME_JITTER, MAX_QUEUE_SIZE, CREATE_TIMEOUT, TEST_TIMEOUT, VALIDATION_INTERVAL, LEAK_THRESHOLD, TRACE_ACQUIRES, FIFO",
+				"f.yaml:4:3: $ACTORPOOL_POOL_A_B_COLOUR: pools.a_b: the variable overrides no setting; the settings are MAX_OBJECTS, MIN_IDLE, MIN_OBJECTS, MAX_IDLE_TIME, MAX_LIFETIME, LIFETIME_JITTER, MAX_QUEUE_SIZE, CREATE_TIMEOUT, TEST_TIMEOUT, VALIDATION_INTERVAL, LEAK_THRESHOLD, TRACE_ACQUIRES, FIFO",
+			},
+		},
+		{
 			name: "names whose overrides collide",
 			doc:  "actors:\n  a:\n  a_max:\n",
 			want: []string{"f.yaml:3:3: actors.a_max.workers: cannot be overridden: $ACTORPOOL_ACTOR_A_MAX_WORKERS would also set actors.a.max_workers; rename one of the two"},
@@ -446,5 +456,74 @@ func TestErrorFormat(t *testing.T) {
 	var p *Problem
 	if !errors.As(error(e), &p) || p.Line != 3 {
 		t.Errorf("errors.As found %+v, want the first problem", p)
+	}
+}
+
+// TestAliasesBounded: aliases and merge keys let a small file bring the
+// same mapping in many times. A file that does so beyond a multiple of its
+// size gets one problem that says so, rather than work and problems in the
+// square of its size; a file that merges a mapping of every setting into a
+// hundred entries is well within the bound.
+func TestAliasesBounded(t *testing.T) {
+	// 1000 pools merge a mapping of 1000 unknown keys: a million problems
+	// without the bound, from a file of 40 kB.
+	var b strings.Builder
+	b.WriteString("x-big: &big\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "  key_%d: 1\n", i)
+	}
+	b.WriteString("pools:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "  p%d: {<<: *big}\n", i)
+	}
+	p := &parser{file: &File{Path: "big.yaml"}, fuel: fuelPerByte*b.Len() + fuelBase}
+	p.parse([]byte(b.String()))
+	last := p.problems[len(p.problems)-1]
+	if !p.out || len(p.problems) != maxProblems+1 || !strings.Contains(last.Rule, "more than 1000 problems") {
+		t.Fatalf("%d problems, the last %v; want 1000 and one that says the rest was not checked", len(p.problems), last)
+	}
+
+	// Brought in without problems — a mapping that gives one setting a
+	// thousand times, the first of which wins — the same runs out of fuel.
+	b.Reset()
+	b.WriteString("x-big: &big\n")
+	for range 1000 {
+		b.WriteString("  max_objects: 1\n")
+	}
+	b.WriteString("pools:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "  p%d: {<<: *big}\n", i)
+	}
+	p = &parser{file: &File{Path: "big.yaml"}, fuel: fuelPerByte*b.Len() + fuelBase}
+	p.parse([]byte(b.String()))
+	last = p.problems[len(p.problems)-1]
+	if !p.out || !strings.Contains(last.Rule, "merge keys (<<) bring in more than 32 times its size") {
+		t.Fatalf("the fuel did not run out; last problem: %v", last)
+	}
+
+	// A hundred pools and actors merge every setting.
+	b.Reset()
+	b.WriteString("x-pool: &pool\n")
+	for _, l := range leaves(poolSettings, "") {
+		fmt.Fprintf(&b, "  %s: %s\n", l.path, map[bool]string{true: "true", false: "1s"}[strings.Contains("trace_acquires fifo", l.path)])
+	}
+	b.WriteString("x-actor: &actor\n  workers: 2\n  capacity: 10\n  overflow: block\n  max_attempts: 3\n  backoff: {initial: 1ms, max: 1s, multiplier: 2, jitter: 0.1}\n  timeout: 1s\n  grace: 1s\n  dead_letter_rejected: true\n")
+	b.WriteString("pools:\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "  p%d:\n    <<: *pool\n    max_objects: 8\n    min_idle: 1\n    min_objects: 1\n    max_queue_size: 5\n", i)
+	}
+	b.WriteString("actors:\n")
+	for i := range 100 {
+		fmt.Fprintf(&b, "  a%d: {<<: *actor}\n", i)
+	}
+	p = &parser{file: &File{Path: "many.yaml"}, fuel: fuelPerByte*b.Len() + fuelBase}
+	p.parse([]byte(b.String()))
+	if len(p.problems) > 0 {
+		t.Fatalf("problems: %v", (&Error{Problems: p.problems}).Error())
+	}
+	if spent := fuelPerByte*b.Len() + fuelBase - p.fuel; spent > 20*b.Len() {
+		t.Errorf("a file of %d bytes spent %d, %.1f times its size; the doc of fuelPerByte says less than 20", b.Len(), spent, float64(spent)/float64(b.Len()))
+	} else {
+		t.Logf("a file of %d bytes spent %d, %.1f times its size", b.Len(), spent, float64(spent)/float64(b.Len()))
 	}
 }

@@ -19,27 +19,39 @@ func unknown(what, name string, known []string) string {
 // separators (maxObjects, MAX-OBJECTS), the start of one (max_queue), or an
 // edit distance of at most a third of the name's length.
 func closest(name string, known []string) string {
-	norm := func(s string) string {
-		return strings.ToLower(strings.NewReplacer("_", "", "-", "", ".", "", " ", "").Replace(s))
+	n := norm(name)
+	for _, k := range known {
+		if norm(k) == n {
+			return k
+		}
+	}
+	for _, k := range known {
+		if len(name) >= 4 && strings.HasPrefix(norm(k), n) {
+			return k
+		}
 	}
 	best, bestDist := "", len(name)/3+1
+	lower := strings.ToLower(name)
 	for _, k := range known {
-		if norm(k) == norm(name) {
-			return k
+		// The distance is at least the difference of the lengths: a
+		// name much longer than every setting's is far from all.
+		if abs(len(lower)-len(k)) >= bestDist {
+			continue
 		}
-	}
-	for _, k := range known {
-		if len(name) >= 4 && strings.HasPrefix(norm(k), norm(name)) {
-			return k
-		}
-	}
-	for _, k := range known {
-		if d := distance(strings.ToLower(name), k); d < bestDist {
+		if d := distance(lower, k); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
 	return best
 }
+
+// separators are left out when names are compared.
+var separators = strings.NewReplacer("_", "", "-", "", ".", "", " ", "")
+
+// norm returns s without separators, in lower case.
+func norm(s string) string { return strings.ToLower(separators.Replace(s)) }
+
+func abs(n int) int { return max(n, -n) }
 
 // distance is the Levenshtein distance between a and b, in bytes.
 func distance(a, b string) int {

@@ -16,6 +16,8 @@ import (
 type Config struct {
 	// Network and Addr name the service, as for net.Dial: "tcp" and
 	// "host:port", "unix" and a socket path. Zero Network means "tcp".
+	// Without a Dial of its own, a Config whose Network or Addr net.Dial
+	// would refuse is refused when the pool is made.
 	Network, Addr string
 
 	// Dial opens a connection, and may run the protocol's handshake on it
@@ -54,8 +56,28 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	adapter.Defaults(&c.Pool, "netpool", DefaultMaxConns)
 	check := errs.NewChecker("netpool")
-	if c.Addr == "" {
+	switch {
+	case c.Addr == "":
 		check.Bad("Addr", c.Addr, `must be an address such as "host:port"`)
+	case c.Dial == nil:
+		if field, value, rule := checkAddr(c.Network, c.Addr); rule != "" {
+			check.Bad(field, value, rule)
+		}
 	}
 	return c, errors.Join(check.Err(), c.Pool.Validate())
+}
+
+// checkAddr returns the field of network and addr that breaks a rule of
+// net.Dial, its value and the rule, or "" for the rule if neither does: an
+// address refused here, when the pool is made, would fail every connect.
+// A Config with a Dial of its own is not checked: what its network and
+// address mean is that Dial's to say.
+func checkAddr(network, addr string) (field, value, rule string) {
+	switch network {
+	case "tcp", "tcp4", "tcp6", "udp", "udp4", "udp6":
+		return "Addr", addr, adapter.CheckHostPort(addr, `"host:port"`)
+	case "unix", "unixgram", "unixpacket":
+		return "Addr", addr, adapter.CheckPath(addr)
+	}
+	return "Network", network, `must be a network of net.Dial: "tcp", "tcp4", "tcp6", "udp", "udp4", "udp6", "unix", "unixgram" or "unixpacket"; or set Dial`
 }

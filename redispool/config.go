@@ -55,8 +55,8 @@ func DefaultMaxConns() int { return 10 * runtime.GOMAXPROCS(0) }
 func (c Config) withDefaults() (Config, error) {
 	adapter.Defaults(&c.Pool, "redispool", DefaultMaxConns)
 	check := errs.NewChecker("redispool")
-	if c.Addr == "" {
-		check.Bad("Addr", c.Addr, `must be "host:port" or a redis:// URL`)
+	if rule := checkAddr(c.Network, c.Addr); rule != "" {
+		check.Bad("Addr", redact(c.Network, c.Addr), rule)
 	}
 	switch c.Network {
 	case "", "tcp", "tcp4", "tcp6", "unix":

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strings"
 
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/adapter"
@@ -34,7 +33,7 @@ func newFactory(cfg *Config, clock *adapter.Clock) *factory {
 	if f.network == "" {
 		f.network = "tcp"
 	}
-	f.url = strings.HasPrefix(cfg.Addr, "redis://") || strings.HasPrefix(cfg.Addr, "rediss://")
+	f.url = isURL(cfg.Addr)
 	if f.dial == nil {
 		var d net.Dialer
 		f.dial = d.DialContext
@@ -62,22 +61,11 @@ func (f *factory) Create(ctx context.Context) (*conn, error) {
 		rc, err = redis.DialContext(ctx, f.network, f.addr, opts...)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redispool: connect to %s: %w", f.redacted(), err)
+		return nil, fmt.Errorf("redispool: connect to %s: %w", redact(f.network, f.addr), err)
 	}
 	c := &conn{rc: rc, nc: adapter.Socket(nc)}
 	c.seen.Store(f.clock.Now())
 	return c, nil
-}
-
-// redacted returns the address without the password a URL may carry.
-func (f *factory) redacted() string {
-	if !f.url {
-		return f.addr
-	}
-	if i, j := strings.Index(f.addr, "://"), strings.LastIndex(f.addr, "@"); i >= 0 && j > i {
-		return f.addr[:i+3] + "…" + f.addr[j:]
-	}
-	return f.addr
 }
 
 // Destroy closes the connection without a QUIT: the pool destroys broken

@@ -27,24 +27,12 @@ Exit codes: 0 every file is fine, 1 a file has problems or cannot be read,
 `
 
 func runConfig(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("config", flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), configHelp) }
-	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+	paths, code := parseConfig(args, stdout, stderr)
+	if code >= 0 {
 		return code
 	}
-	switch {
-	case fs.NArg() == 0:
-		fmt.Fprint(stderr, "actorpool config: missing subcommand: 'check FILE...'\n\n"+configHelp)
-		return exitUsage
-	case fs.Arg(0) != "check":
-		fmt.Fprintf(stderr, "actorpool config: unknown subcommand %q; the one there is is 'check FILE...'\n", fs.Arg(0))
-		return exitUsage
-	case fs.NArg() == 1:
-		fmt.Fprint(stderr, "actorpool config check: name the files to check, such as examples/actorpool.yaml\n")
-		return exitUsage
-	}
-	code := exitOK
-	for _, path := range fs.Args()[1:] {
+	code = exitOK
+	for _, path := range paths {
 		f, err := config.Load(path)
 		var cerr *config.Error
 		switch {
@@ -62,6 +50,28 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// parseConfig parses config's command line. It returns the files to
+// check, or the exit code to stop with, having said why; -1 to go on.
+func parseConfig(args []string, stdout, stderr io.Writer) ([]string, int) {
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), configHelp) }
+	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+		return nil, code
+	}
+	switch {
+	case fs.NArg() == 0:
+		fmt.Fprint(stderr, "actorpool config: missing subcommand: 'check FILE...'\n\n"+configHelp)
+		return nil, exitUsage
+	case fs.Arg(0) != "check":
+		fmt.Fprintf(stderr, "actorpool config: unknown subcommand %q; the one there is is 'check FILE...'\n", fs.Arg(0))
+		return nil, exitUsage
+	case fs.NArg() == 1:
+		fmt.Fprint(stderr, "actorpool config check: name the files to check, such as examples/actorpool.yaml\n")
+		return nil, exitUsage
+	}
+	return fs.Args()[1:], -1
 }
 
 func poolNames(f *config.File) []string {

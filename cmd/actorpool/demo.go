@@ -97,6 +97,16 @@ type demoFlags struct {
 }
 
 func runDemo(ctx context.Context, stop func(), args []string, stdout, stderr io.Writer) int {
+	f, code := parseDemo(args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	return demo(ctx, stop, f, stdout, stderr)
+}
+
+// parseDemo parses the demo's command line. It returns the exit code to
+// stop with, having said why, or -1 to run the demo with the flags.
+func parseDemo(args []string, stdout, stderr io.Writer) (demoFlags, int) {
 	var f demoFlags
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.IntVar(&f.clients, "clients", 32, "concurrent `clients` sending requests")
@@ -117,13 +127,13 @@ func runDemo(ctx context.Context, stop func(), args []string, stdout, stderr io.
 		fmt.Fprint(fs.Output(), demoExamples)
 	}
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
-		return code
+		return f, code
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if err := f.check(fs); err != nil {
 		fmt.Fprintf(stderr, "actorpool demo: %v\nRun 'actorpool help demo' for its flags.\n", err)
-		return exitUsage
+		return f, exitUsage
 	}
 	if f.progress == "auto" {
 		f.progress = progressLines
@@ -131,7 +141,7 @@ func runDemo(ctx context.Context, stop func(), args []string, stdout, stderr io.
 			f.progress = progressLive
 		}
 	}
-	return demo(ctx, stop, f, stdout, stderr)
+	return f, -1
 }
 
 // check rejects flags that cannot work together or have no sense.

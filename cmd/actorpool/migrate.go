@@ -43,6 +43,16 @@ is newer than this actorpool (nothing is changed then); 2 usage error.
 const migrateConnectTimeout = 10 * time.Second
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, schema, code := parseMigrate(args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	return migrate(ctx, cfg, schema, stdout, stderr)
+}
+
+// parseMigrate parses migrate's command line. It returns the database and
+// the schema, or the exit code to stop with, having said why; -1 to go on.
+func parseMigrate(args []string, stdout, stderr io.Writer) (*pgx.ConnConfig, string, int) {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	dsn := fs.String("postgres", "", "the PostgreSQL database, as a `URL` (postgres://user@host:5432/db)")
 	schema := fs.String("schema", pgactor.DefaultSchema, "the `name` of the schema holding the tables, as pgactor.Config.Schema")
@@ -52,11 +62,11 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprint(fs.Output(), migrateExamples)
 	}
 	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
-		return code
+		return nil, "", code
 	}
-	usageErr := func(format string, args ...any) int {
+	usageErr := func(format string, args ...any) (*pgx.ConnConfig, string, int) {
 		fmt.Fprintf(stderr, "actorpool migrate: "+format+"\nRun 'actorpool help migrate' for its flags.\n", args...)
-		return exitUsage
+		return nil, "", exitUsage
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -68,6 +78,11 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return usageErr("--postgres: %v; write it as postgres://user@host:5432/dbname", err)
 	}
+	return cfg, *schema, -1
+}
+
+// migrate migrates schema in the database cfg names.
+func migrate(ctx context.Context, cfg *pgx.ConnConfig, schema string, stdout, stderr io.Writer) int {
 	where := fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
 
 	cctx, cancel := context.WithTimeout(ctx, migrateConnectTimeout)
@@ -79,24 +94,24 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 
-	from, to, err := pgactor.Migrate(ctx, conn, *schema)
+	from, to, err := pgactor.Migrate(ctx, conn, schema)
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && pe.Code == "42501": // insufficient_privilege
 		fmt.Fprintf(stderr, "actorpool migrate: role %q may not migrate schema %q in database %q: %v; run it as the role that owns the schema, or for a new schema one with CREATE on the database (GRANT CREATE ON DATABASE %s TO %s)\n",
-			cfg.User, *schema, cfg.Database, err, pgx.Identifier{cfg.Database}.Sanitize(), pgx.Identifier{cfg.User}.Sanitize())
+			cfg.User, schema, cfg.Database, err, pgx.Identifier{cfg.Database}.Sanitize(), pgx.Identifier{cfg.User}.Sanitize())
 		return exitFailure
 	case err != nil:
 		fmt.Fprintf(stderr, "actorpool migrate: %v\n", err)
 		return exitFailure
 	case from > pgactor.SchemaVersion:
 		fmt.Fprintf(stderr, "actorpool migrate: schema %q at %s is at version %d, newer than this actorpool knows (%d): a newer release migrated it; nothing was changed. Use that release's actorpool migrate, and run programs built with it.\n",
-			*schema, where, from, pgactor.SchemaVersion)
+			schema, where, from, pgactor.SchemaVersion)
 		return exitFailure
 	case from == to:
-		fmt.Fprintf(stdout, "schema %q at %s: at version %d already, nothing to do\n", *schema, where, to)
+		fmt.Fprintf(stdout, "schema %q at %s: at version %d already, nothing to do\n", schema, where, to)
 	default:
-		fmt.Fprintf(stdout, "schema %q at %s: migrated from version %d to %d\n", *schema, where, from, to)
+		fmt.Fprintf(stdout, "schema %q at %s: migrated from version %d to %d\n", schema, where, from, to)
 	}
 	return exitOK
 }

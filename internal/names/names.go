@@ -7,6 +7,7 @@ package names
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // A Table holds the names of an enumeration of type E, indexed by code.
@@ -44,14 +45,19 @@ func (t Table[E]) Marshal(e E) ([]byte, error) {
 	return []byte(t.names[e]), nil
 }
 
-// Unmarshal returns the code whose name is text.
+// Unmarshal returns the code whose name is text, or an error that names
+// those there are.
 func (t Table[E]) Unmarshal(text []byte) (E, error) {
 	for i, name := range t.names {
 		if i > 0 && name == string(text) {
 			return E(i), nil
 		}
 	}
-	return 0, fmt.Errorf("%s: unknown %s %q", t.pkg, t.kind, text)
+	quoted := make([]string, len(t.names)-1)
+	for i, name := range t.names[1:] {
+		quoted[i] = strconv.Quote(name)
+	}
+	return 0, fmt.Errorf("%s: unknown %s %q; want one of %s", t.pkg, t.kind, text, strings.Join(quoted, ", "))
 }
 
 func (t Table[E]) known(e E) bool { return e > 0 && int(e) < len(t.names) }

@@ -49,7 +49,7 @@ func TestTable(t *testing.T) {
 func TestUnmarshalUnknown(t *testing.T) {
 	for _, text := range []string{"", "blue", "Red"} {
 		_, err := colors.Unmarshal([]byte(text))
-		if err == nil || err.Error() != `paint: unknown color "`+text+`"` {
+		if err == nil || err.Error() != `paint: unknown color "`+text+`"; want one of "red", "green"` {
 			t.Errorf("Unmarshal(%q) error = %v", text, err)
 		}
 	}
