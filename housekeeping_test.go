@@ -148,27 +148,41 @@ func TestMaxLifetime(t *testing.T) {
 	})
 }
 
+// Lifetimes are shortened at random, by up to a tenth of MaxLifetime or by
+// up to LifetimeJitter, so that objects made together do not retire
+// together.
 func TestLifetimeJitter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newPool(t, &factory{}, Config{MaxObjects: 64, MaxLifetime: time.Hour})
-		var leases []Lease[*conn]
-		for range 64 {
-			leases = append(leases, acquire(t, p))
-		}
-		seen := map[int64]bool{}
-		for _, l := range leases {
-			s := l.t.s
-			life := time.Duration(s.expiresAt - s.createdAt)
-			if life > time.Hour || life < 54*time.Minute {
-				t.Errorf("lifetime %v outside [54m, 1h]", life)
-			}
-			seen[s.expiresAt] = true
-			release(t, l)
-		}
-		if len(seen) < 32 {
-			t.Errorf("only %d distinct lifetimes among 64 objects: no jitter", len(seen))
-		}
-	})
+	for _, tt := range []struct {
+		name     string
+		jitter   time.Duration
+		shortest time.Duration
+	}{
+		{"default", 0, 54 * time.Minute},
+		{"LifetimeJitter", time.Minute, 59 * time.Minute},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newPool(t, &factory{}, Config{MaxObjects: 64, MaxLifetime: time.Hour, LifetimeJitter: tt.jitter})
+				var leases []Lease[*conn]
+				for range 64 {
+					leases = append(leases, acquire(t, p))
+				}
+				seen := map[int64]bool{}
+				for _, l := range leases {
+					s := l.t.s
+					life := time.Duration(s.expiresAt - s.createdAt)
+					if life > time.Hour || life < tt.shortest {
+						t.Errorf("lifetime %v outside [%v, 1h]", life, tt.shortest)
+					}
+					seen[s.expiresAt] = true
+					release(t, l)
+				}
+				if len(seen) < 32 {
+					t.Errorf("only %d distinct lifetimes among 64 objects: no jitter", len(seen))
+				}
+			})
+		})
+	}
 }
 
 func TestLeakThresholdLogsOnce(t *testing.T) {
@@ -396,29 +410,6 @@ func TestMinObjects(t *testing.T) {
 		synctest.Wait()
 		if s := p.Stats(); s.Total != 2 || s.DestroyedBy.Invalid != 1 {
 			t.Fatalf("after an invalid object: %+v, want it replaced", s)
-		}
-	})
-}
-
-func TestLifetimeJitterSetting(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := newPool(t, &factory{}, Config{MaxObjects: 64, MaxLifetime: time.Hour, LifetimeJitter: time.Minute})
-		var leases []Lease[*conn]
-		for range 64 {
-			leases = append(leases, acquire(t, p))
-		}
-		seen := map[int64]bool{}
-		for _, l := range leases {
-			s := l.t.s
-			life := time.Duration(s.expiresAt - s.createdAt)
-			if life > time.Hour || life < 59*time.Minute {
-				t.Errorf("lifetime %v outside [59m, 1h]", life)
-			}
-			seen[s.expiresAt] = true
-			release(t, l)
-		}
-		if len(seen) < 32 {
-			t.Errorf("only %d distinct lifetimes among 64 objects: no jitter", len(seen))
 		}
 	})
 }
