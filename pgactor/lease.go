@@ -20,7 +20,8 @@ type lease struct {
 	enqueued time.Time
 	attempt  int
 	lost     int
-	canceled bool // canceled before this lease took it
+	canceled bool   // canceled before this lease took it
+	headers  []byte // the task's headers, a JSON object, or nil: what its sender put there for a tracer
 
 	ctx    context.Context // the handler's context, before its timeout
 	cancel context.CancelCauseFunc

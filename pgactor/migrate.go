@@ -21,7 +21,7 @@ const DefaultSchema = "pgactor"
 // SchemaVersion is the version of the tables this library reads and writes:
 // Migrate brings a schema to it. It is the number of the last file in
 // migrations/ (TestMigrationFiles checks it).
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrationFiles are the migrations, one file a version, named by their
 // four-digit version and what they do: migrations/0002_fetch_by_ctid.sql
@@ -65,6 +65,14 @@ const SchemaVersion = 2
 // to the picked rows by hashing a sequential scan of the whole table
 // (TestFetchScansNoTable); hash and merge joins are off so that it takes
 // each picked row by its ctid.
+//
+// 0003_operate.sql added what operating the actors needs: actors.paused_at,
+// set while an actor is paused, which the fetch reads so that no process
+// takes a paused actor's tasks; a headers column on tasks and
+// dead_letters, a JSON object a sender's tracer fills and the handler's
+// restores, which the fetch returns; and the index tasks_list on (actor,
+// id), which lists an actor's tasks in pages. The fetch had to be dropped
+// and made again: a function's result columns cannot be changed in place.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS

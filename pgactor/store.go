@@ -242,7 +242,8 @@ func (s *store) liveKey(ctx context.Context, db Querier, key string) (uint64, er
 // another owner's lease had run out counts as lost. It runs in the
 // function {s}.fetch that migration 2 made (see migrationFiles), whose plan
 // walks tasks_fetch in order and stops after @limit rows, whatever the
-// planner's statistics say.
+// planner's statistics say. Migration 3 made it return the task's headers
+// too, and take nothing of an actor that is paused.
 var stmtFetch = prepare(`SELECT * FROM {s}.fetch(@actor, @limit, @owner, @lease_us)`, "actor", "limit", "owner", "lease_us")
 
 // fetch queues on b the fetch of up to limit tasks, each with a lease of
@@ -251,7 +252,7 @@ func (s *store) fetch(b *pgx.Batch, limit int, d time.Duration, into *[]*lease) 
 	b.Queue(stmtFetch.in(s.schema), s.actor, limit, s.owner, d.Microseconds()).Query(func(rows pgx.Rows) error {
 		return forEach(rows, func() error {
 			l := &lease{}
-			err := rows.Scan(&l.id, &l.typ, &l.payload, &l.enqueued, &l.attempt, &l.token, &l.lost, &l.canceled)
+			err := rows.Scan(&l.id, &l.typ, &l.payload, &l.enqueued, &l.attempt, &l.token, &l.lost, &l.canceled, &l.headers)
 			*into = append(*into, l)
 			return err
 		})
