@@ -33,6 +33,7 @@ type Actor[T any] struct {
 	onError func(*actor.TaskError)
 	log     *slog.Logger
 	store   *store // runs every statement
+	tracer  Tracer // nil without Config.Tracer
 
 	notifier notifier
 	unlisten func() // ends the subscription to the schema's listener; nil without one
@@ -102,6 +103,7 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		onError:  cfg.OnError,
 		log:      cfg.Logger,
 		store:    st,
+		tracer:   cfg.Tracer,
 		wake:     make(chan struct{}, 1),
 		free:     make(chan struct{}, 1),
 		tasks:    make(chan *lease),

@@ -81,6 +81,10 @@ type Config[T any] struct {
 	// schema's tables — fold the counters, vacuum what needs it — of which
 	// one process does it each interval; 0 means one second.
 	MaintenanceInterval time.Duration
+	// Tracer follows each send and each attempt, and carries the sender's
+	// trace context to the handler's (see Tracer and package otelpgactor);
+	// nil traces nothing.
+	Tracer Tracer
 }
 
 // Defaults.

@@ -25,7 +25,8 @@ type lease struct {
 
 	ctx    context.Context // the handler's context, before its timeout
 	cancel context.CancelCauseFunc
-	htx    *handlerTx // what Tx and Send find in ctx
+	htx    *handlerTx    // what Tx and Send find in ctx
+	trace  *attemptTrace // the attempt's trace; nil without a Tracer
 
 	// Guarded by the actor's mutex.
 	deadline  time.Time // when the lease runs out, as far as this process knows

@@ -21,6 +21,7 @@ type sendOptions struct {
 	key      string
 	hasKey   bool
 	priority int16
+	headers  []byte // a JSON object for the tasks' headers column, or nil: see trace.go
 	err      error
 }
 
@@ -142,6 +143,14 @@ func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []Sen
 	case batch && len(payloads) == 0:
 		return nil, nil
 	}
+	if a.tracer != nil {
+		return a.traceSend(ctx, tx, payloads, &o, batch)
+	}
+	return a.sendEncoded(ctx, tx, payloads, &o, batch)
+}
+
+// sendEncoded encodes payloads and stores them as tasks with o.
+func (a *Actor[T]) sendEncoded(ctx context.Context, tx pgx.Tx, payloads []T, o *sendOptions, batch bool) ([]uint64, error) {
 	enc := make([][]byte, len(payloads))
 	for i, p := range payloads {
 		b, err := a.codec.Encode(p)
@@ -151,20 +160,20 @@ func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []Sen
 		enc[i] = b
 	}
 	if tx != nil {
-		return a.insert(ctx, tx, true, enc, &o, batch)
+		return a.insert(ctx, tx, true, enc, o, batch)
 	}
 	if st := handlerTxFrom(ctx); st != nil && st.pool == a.pool {
 		tx, err := st.begin(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("pgactor: send to %q: begin the task's transaction: %w", a.name, err)
 		}
-		return a.insert(ctx, tx, true, enc, &o, batch)
+		return a.insert(ctx, tx, true, enc, o, batch)
 	}
 	var ids []uint64
 	err := a.pool.With(ctx, func(ctx context.Context, c *pgpool.Conn) error {
 		var err error
 		conn := c.Conn()
-		ids, err = a.insert(ctx, conn, conn.PgConn().TxStatus() != 'I', enc, &o, batch)
+		ids, err = a.insert(ctx, conn, conn.PgConn().TxStatus() != 'I', enc, o, batch)
 		return err
 	})
 	return ids, err

@@ -40,6 +40,7 @@ func (a *Actor[T]) settle(worker string, l *lease, err error) *lease {
 	case cause == errClosing:
 		a.discard(l)
 		a.giveBack(l)
+		l.trace.settled(OutcomeGivenBack)
 	case cause == ErrCanceled:
 		a.discard(l)
 		a.report(worker, l, err, true)
@@ -63,6 +64,7 @@ func (a *Actor[T]) complete(worker string, l *lease) *lease {
 	a.mu.Lock()
 	if a.shut.phase() >= phaseDraining {
 		a.mu.Unlock()
+		l.trace.settled(OutcomeGivenBack)
 		a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: handler returned after Close gave its task back; the task runs again",
 			slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", l.id))
 		return nil
@@ -72,6 +74,8 @@ func (a *Actor[T]) complete(worker string, l *lease) *lease {
 	a.mu.Unlock()
 	o := <-s.reply
 	switch {
+	case o.err == nil:
+		l.trace.settled(OutcomeCompleted)
 	case errors.Is(o.err, errRefused):
 		a.refused(worker, l, "complete")
 	case o.err != nil:
@@ -93,6 +97,7 @@ func (a *Actor[T]) completeTx(worker string, l *lease, tx pgx.Tx) {
 		fault(pointCommit)
 		err = tx.Commit(ctx)
 		if err == nil {
+			l.trace.settled(OutcomeCompleted)
 			return
 		}
 	} else {
@@ -121,6 +126,7 @@ func (a *Actor[T]) fail(worker string, l *lease, err error) {
 	default:
 		d := a.set.backoff.Delay(l.attempt, rand.Float64())
 		if a.record(worker, l, "retry", func(ctx context.Context) (int, error) { return a.store.retry(ctx, l, d, err.Error()) }) {
+			l.trace.settled(OutcomeRetried)
 			a.retryAt(time.Now().Add(d))
 		}
 	}
@@ -142,14 +148,18 @@ func (a *Actor[T]) retryAt(t time.Time) {
 // dead-lettered without running is reported to the error handler here.
 func (a *Actor[T]) deadLetter(worker string, l *lease, reason Reason, err error, ran bool) {
 	if !ran {
-		a.report(worker, l, notRunError(reason, err), true)
+		err := notRunError(reason, err)
+		l.trace.failed(err)
+		a.report(worker, l, err, true)
 	}
 	var msg *string
 	if err != nil {
 		s := err.Error()
 		msg = &s
 	}
-	a.record(worker, l, "dead-letter", func(ctx context.Context) (int, error) { return a.store.deadLetter(ctx, l, reason, msg, ran) })
+	if a.record(worker, l, "dead-letter", func(ctx context.Context) (int, error) { return a.store.deadLetter(ctx, l, reason, msg, ran) }) {
+		l.trace.deadLettered(reason)
+	}
 }
 
 // notRunError is what the error handler receives for a task dead-lettered

@@ -145,8 +145,8 @@ func fenced(leases []*lease) (ids []int64, runs []int32) {
 // PostgreSQL sends one notification per channel and payload per
 // transaction, however many rows call pg_notify.
 const sendOne = `WITH i AS (
-	INSERT INTO {s}.tasks (actor, type, payload, priority, unique_key, available_at)
-	VALUES (@actor, @type, @payload, @priority, @key, coalesce(@at::timestamptz, statement_timestamp() + @delay_us::bigint * interval '1 microsecond'))
+	INSERT INTO {s}.tasks (actor, type, payload, priority, unique_key, available_at, headers)
+	VALUES (@actor, @type, @payload, @priority, @key, coalesce(@at::timestamptz, statement_timestamp() + @delay_us::bigint * interval '1 microsecond'), @headers::jsonb)
 	ON CONFLICT (actor, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 	RETURNING id
 ), c AS (
@@ -155,8 +155,8 @@ const sendOne = `WITH i AS (
 SELECT id`
 
 var (
-	stmtSend       = prepare(sendOne+` FROM i`, "actor", "type", "payload", "priority", "key", "at", "delay_us")
-	stmtSendNotify = prepare(sendOne+`, pg_notify(@channel, @actor) FROM i`, "actor", "type", "payload", "priority", "key", "at", "delay_us", "channel")
+	stmtSend       = prepare(sendOne+` FROM i`, "actor", "type", "payload", "priority", "key", "at", "delay_us", "headers")
+	stmtSendNotify = prepare(sendOne+`, pg_notify(@channel, @actor) FROM i`, "actor", "type", "payload", "priority", "key", "at", "delay_us", "headers", "channel")
 )
 
 // send inserts a task for payload on db, with o's type, priority, time
@@ -166,7 +166,7 @@ func (s *store) send(ctx context.Context, db Querier, payload []byte, o *sendOpt
 	if o.hasKey {
 		key = &o.key
 	}
-	args := []any{s.actor, o.typ, payload, o.priority, key, o.runAt(), o.delay.Microseconds()}
+	args := []any{s.actor, o.typ, payload, o.priority, key, o.runAt(), o.delay.Microseconds(), o.headers}
 	st := stmtSend
 	if notify {
 		st, args = stmtSendNotify, append(args, s.channel)
@@ -181,8 +181,8 @@ func (s *store) send(ctx context.Context, db Querier, payload []byte, o *sendOpt
 // sendMany inserts tasks, one per payload, in order; sendManyNotify also
 // wakes the listeners on @channel.
 const sendMany = `WITH i AS (
-	INSERT INTO {s}.tasks (actor, type, payload, priority, available_at)
-	SELECT @actor, @type, p, @priority, coalesce(@at::timestamptz, statement_timestamp() + @delay_us::bigint * interval '1 microsecond')
+	INSERT INTO {s}.tasks (actor, type, payload, priority, available_at, headers)
+	SELECT @actor, @type, p, @priority, coalesce(@at::timestamptz, statement_timestamp() + @delay_us::bigint * interval '1 microsecond'), @headers::jsonb
 	FROM unnest(@payloads::bytea[]) WITH ORDINALITY AS u(p, n) ORDER BY n
 	RETURNING id
 ), c AS (
@@ -191,14 +191,14 @@ const sendMany = `WITH i AS (
 SELECT id`
 
 var (
-	stmtSendBatch       = prepare(sendMany+` FROM i`, "actor", "type", "payloads", "priority", "at", "delay_us")
-	stmtSendBatchNotify = prepare(sendMany+`, pg_notify(@channel, @actor) FROM i`, "actor", "type", "payloads", "priority", "at", "delay_us", "channel")
+	stmtSendBatch       = prepare(sendMany+` FROM i`, "actor", "type", "payloads", "priority", "at", "delay_us", "headers")
+	stmtSendBatchNotify = prepare(sendMany+`, pg_notify(@channel, @actor) FROM i`, "actor", "type", "payloads", "priority", "at", "delay_us", "headers", "channel")
 )
 
 // sendBatch inserts a task for each payload on db, in one statement, and
 // returns their IDs in the order of payloads.
 func (s *store) sendBatch(ctx context.Context, db Querier, payloads [][]byte, o *sendOptions, notify bool) ([]uint64, error) {
-	args := []any{s.actor, o.typ, payloads, o.priority, o.runAt(), o.delay.Microseconds()}
+	args := []any{s.actor, o.typ, payloads, o.priority, o.runAt(), o.delay.Microseconds(), o.headers}
 	st := stmtSendBatch
 	if notify {
 		st, args = stmtSendBatchNotify, append(args, s.channel)
@@ -363,8 +363,8 @@ func (s *store) retry(ctx context.Context, l *lease, delay time.Duration, msg st
 var stmtDeadLetter = prepare(`WITH d AS (
 	DELETE FROM {s}.tasks WHERE id = @id AND runs = @runs AND owner = @owner RETURNING *
 ), i AS (
-	INSERT INTO {s}.dead_letters (id, actor, type, payload, priority, unique_key, enqueued_at, runs, attempts, lost, reason, last_error, started_at)
-	SELECT id, actor, type, payload, priority, unique_key, enqueued_at, runs, attempt - @not_run, lost, @reason, coalesce(@error, last_error), started_at FROM d
+	INSERT INTO {s}.dead_letters (id, actor, type, payload, priority, unique_key, enqueued_at, runs, attempts, lost, reason, last_error, started_at, headers)
+	SELECT id, actor, type, payload, priority, unique_key, enqueued_at, runs, attempt - @not_run, lost, @reason, coalesce(@error, last_error), started_at, headers FROM d
 ), c AS (
 	INSERT INTO {s}.counts (actor, dead_lettered, failed) SELECT actor, 1, @failed FROM d
 )
@@ -390,8 +390,8 @@ func (s *store) deadLetter(ctx context.Context, l *lease, reason Reason, msg *st
 var stmtCancelWaiting = prepare(`WITH d AS (
 	DELETE FROM {s}.tasks WHERE actor = @actor AND id = @id AND owner IS NULL RETURNING *
 ), i AS (
-	INSERT INTO {s}.dead_letters (id, actor, type, payload, priority, unique_key, enqueued_at, runs, attempts, lost, reason, last_error, started_at)
-	SELECT id, actor, type, payload, priority, unique_key, enqueued_at, runs, attempt, lost, @reason, last_error, started_at FROM d
+	INSERT INTO {s}.dead_letters (id, actor, type, payload, priority, unique_key, enqueued_at, runs, attempts, lost, reason, last_error, started_at, headers)
+	SELECT id, actor, type, payload, priority, unique_key, enqueued_at, runs, attempt, lost, @reason, last_error, started_at, headers FROM d
 ), c AS (
 	INSERT INTO {s}.counts (actor, dead_lettered) SELECT actor, 1 FROM d
 )
@@ -418,7 +418,9 @@ func (s *store) cancelRunning(ctx context.Context, id uint64) (int, error) {
 
 // stmtReplay moves the actor's dead letters @ids back to the queue, due at
 // once, except those whose unique key a live task holds, and returns their
-// ids. The rows are locked in id order, so that concurrent replays and
+// ids. A replayed task keeps its headers, so that its attempts continue
+// its send's trace, less the due time the send kept there (trace.go): it
+// is due at once. The rows are locked in id order, so that concurrent replays and
 // deletes of overlapping sets wait rather than deadlock; the second of two
 // replays of one letter finds it gone.
 var stmtReplay = prepare(`WITH picked AS (
@@ -429,18 +431,18 @@ var stmtReplay = prepare(`WITH picked AS (
 ), d AS (
 	DELETE FROM {s}.dead_letters x USING picked WHERE x.id = picked.id RETURNING x.*
 ), i AS (
-	INSERT INTO {s}.tasks (id, actor, type, payload, priority, unique_key, available_at, runs)
-	SELECT id, actor, type, payload, priority, unique_key, statement_timestamp(), runs FROM d
+	INSERT INTO {s}.tasks (id, actor, type, payload, priority, unique_key, available_at, runs, headers)
+	SELECT id, actor, type, payload, priority, unique_key, statement_timestamp(), runs, nullif(headers - @reserved::text[], '{}') FROM d
 	RETURNING id
 ), c AS (
 	INSERT INTO {s}.counts (actor, accepted, replayed) SELECT @actor, count(*), count(*) FROM i HAVING count(*) > 0
 )
-SELECT id, pg_notify(@channel, @actor) FROM i`, "actor", "ids", "channel")
+SELECT id, pg_notify(@channel, @actor) FROM i`, "actor", "ids", "channel", "reserved")
 
 // replay moves the dead letters ids back to the queue, and returns those
 // it moved.
 func (s *store) replay(ctx context.Context, ids []uint64) ([]uint64, error) {
-	return s.scanIDs(s.pool.Query(ctx, stmtReplay.in(s.schema), s.actor, toInt64s(ids), s.channel))
+	return s.scanIDs(s.pool.Query(ctx, stmtReplay.in(s.schema), s.actor, toInt64s(ids), s.channel, reservedHeaders))
 }
 
 // stmtDeleteDeadLetters deletes the actor's dead letters @ids.

@@ -98,7 +98,10 @@ func (a *Actor[T]) leave() {
 // runtime.Goexit, and starts a worker in its place.
 func (a *Actor[T]) afterGoexit(name string, l *lease) {
 	if l != nil {
-		a.fail(name, l, &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()})
+		err := &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()}
+		l.trace.failed(err)
+		a.fail(name, l, err)
+		l.trace.finish()
 	}
 	a.mu.Lock()
 	a.workers--
@@ -116,6 +119,15 @@ func (a *Actor[T]) afterGoexit(name string, l *lease) {
 // letters without running.
 func (a *Actor[T]) execute(worker string, l *lease) *lease {
 	defer l.cancel(nil)
+	ctx := a.startAttempt(worker, l)
+	next := a.run(ctx, worker, l)
+	l.trace.finish()
+	return next
+}
+
+// run is execute's attempt, with ctx the handler's context before its
+// timeout.
+func (a *Actor[T]) run(ctx context.Context, worker string, l *lease) *lease {
 	switch {
 	case l.canceled:
 		a.deadLetter(worker, l, ReasonCanceled, nil, false)
@@ -129,13 +141,13 @@ func (a *Actor[T]) execute(worker string, l *lease) *lease {
 		a.deadLetter(worker, l, ReasonUndecodable, &DecodeError{Actor: a.name, ID: uint64(l.id), Type: l.typ, Err: err}, false)
 		return nil
 	}
-	ctx := l.ctx
 	if a.set.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, a.set.timeout)
 		defer cancel()
 	}
 	err = a.call(ctx, l, payload)
+	l.trace.failed(err)
 	fault(pointHandled)
 	return a.settle(worker, l, err)
 }
