@@ -1,0 +1,511 @@
+package pgactor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/pgpool"
+	"github.com/jackc/pgx/v5"
+)
+
+// recTracer is a Tracer that records what the actor tells it. Its sends
+// store headers; its attempts put the headers' "trace" into the
+// handler's context.
+type recTracer struct {
+	headers map[string]string
+
+	mu    sync.Mutex
+	sends []recSend
+	ended chan recAttempt
+}
+
+type recSend struct {
+	info SendInfo
+	ids  []uint64
+	err  error
+}
+
+type recAttempt struct {
+	info    AttemptInfo
+	headers map[string]string
+	result  AttemptResult
+}
+
+type traceKey struct{}
+
+func newRecTracer(headers map[string]string) *recTracer {
+	return &recTracer{headers: headers, ended: make(chan recAttempt, 100)}
+}
+
+func (r *recTracer) StartSend(ctx context.Context, info SendInfo) (context.Context, map[string]string, func([]uint64, error)) {
+	return ctx, maps.Clone(r.headers), func(ids []uint64, err error) {
+		r.mu.Lock()
+		r.sends = append(r.sends, recSend{info, ids, err})
+		r.mu.Unlock()
+	}
+}
+
+func (r *recTracer) StartAttempt(ctx context.Context, info AttemptInfo, headers map[string]string) (context.Context, func(AttemptResult)) {
+	ended := false
+	return context.WithValue(ctx, traceKey{}, headers["trace"]), func(res AttemptResult) {
+		if ended {
+			panic("an attempt's end was called twice")
+		}
+		ended = true
+		r.ended <- recAttempt{info, headers, res}
+	}
+}
+
+func (r *recTracer) sent() []recSend {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recSend(nil), r.sends...)
+}
+
+// next returns the next attempt to end.
+func (r *recTracer) next(t testing.TB) recAttempt {
+	t.Helper()
+	return within(t, r.ended, 20*time.Second, "no attempt ended")
+}
+
+// storedHeaders returns the headers column of task id in table, decoded;
+// nil for NULL.
+func (r *rig) storedHeaders(table string, id uint64) map[string]string {
+	r.t.Helper()
+	var raw []byte
+	if err := r.pool.QueryRow(context.Background(), expand(r.schema, "SELECT headers FROM {s}."+table+" WHERE id = $1"), int64(id)).Scan(&raw); err != nil {
+		r.t.Fatalf("headers of %s %d: %v", table, id, err)
+	}
+	if raw == nil {
+		return nil
+	}
+	var h map[string]string
+	if err := json.Unmarshal(raw, &h); err != nil {
+		r.t.Fatalf("headers of %s %d: %s: %v", table, id, raw, err)
+	}
+	return h
+}
+
+// TestTraceSendStoresHeaders checks that every kind of send stores the
+// tracer's headers with each task, tells the tracer what it sent, and
+// that an actor without a tracer stores NULL.
+func TestTraceSendStoresHeaders(t *testing.T) {
+	r := newRig(t)
+	want := map[string]string{"trace": "t-1", "baggage": "k=v"}
+	tr := newRecTracer(want)
+	traced := start(r, "traced", nil, Config[int]{Tracer: tr})
+	plain := start(r, "plain", nil, Config[int]{})
+	inTx := func(send func(ctx context.Context, tx pgx.Tx) ([]uint64, error)) ([]uint64, error) {
+		var ids []uint64
+		err := pgx.BeginFunc(t.Context(), r.pool, func(tx pgx.Tx) (err error) {
+			ids, err = send(t.Context(), tx)
+			return err
+		})
+		return ids, err
+	}
+	one := func(id uint64, err error) ([]uint64, error) { return []uint64{id}, err }
+	runAt := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+
+	for _, c := range []struct {
+		name     string
+		a        *Actor[int]
+		send     func(a *Actor[int]) ([]uint64, error)
+		info     SendInfo // without Actor, filled in
+		want     map[string]string
+		noRecord bool
+	}{
+		{"Send", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 1, WithType("mail"))) },
+			SendInfo{Type: "mail", Count: 1}, want, false},
+		{"SendTx", traced, func(a *Actor[int]) ([]uint64, error) {
+			return inTx(func(ctx context.Context, tx pgx.Tx) ([]uint64, error) { return one(a.SendTx(ctx, tx, 2)) })
+		}, SendInfo{Type: "int", Count: 1}, want, false},
+		{"SendBatch", traced, func(a *Actor[int]) ([]uint64, error) { return a.SendBatch(t.Context(), []int{3, 4, 5}) },
+			SendInfo{Type: "int", Count: 3, Batch: true}, want, false},
+		{"SendBatchTx", traced, func(a *Actor[int]) ([]uint64, error) {
+			return inTx(func(ctx context.Context, tx pgx.Tx) ([]uint64, error) { return a.SendBatchTx(ctx, tx, []int{6, 7}) })
+		}, SendInfo{Type: "int", Count: 2, Batch: true}, want, false},
+		{"Send in pgpool.With", traced, func(a *Actor[int]) ([]uint64, error) {
+			var ids []uint64
+			err := r.pool.With(t.Context(), func(ctx context.Context, _ *pgpool.Conn) (err error) {
+				ids, err = one(a.Send(ctx, 8))
+				return err
+			})
+			return ids, err
+		}, SendInfo{Type: "int", Count: 1}, want, false},
+		{"RunAt keeps the due time", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 9, RunAt(runAt))) },
+			SendInfo{Type: "int", Count: 1, RunAt: runAt},
+			map[string]string{"trace": "t-1", "baggage": "k=v", headerRunAt: runAt.UTC().Format(time.RFC3339Nano)}, false},
+		{"After keeps the delay", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 10, After(90*time.Second))) },
+			SendInfo{Type: "int", Count: 1, After: 90 * time.Second},
+			map[string]string{"trace": "t-1", "baggage": "k=v", headerAfter: "90000000"}, false},
+		{"no tracer", plain, func(a *Actor[int]) ([]uint64, error) { return a.SendBatch(t.Context(), []int{11, 12}) },
+			SendInfo{}, nil, true},
+		{"no tracer, RunAt", plain, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 13, RunAt(runAt))) },
+			SendInfo{}, nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(tr.sent())
+			ids, err := c.send(c.a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				if got := r.storedHeaders("tasks", id); !maps.Equal(got, c.want) {
+					t.Errorf("task %d stored headers %v, want %v", id, got, c.want)
+				}
+			}
+			sends := tr.sent()[before:]
+			if c.noRecord {
+				if len(sends) != 0 {
+					t.Errorf("the tracer of another actor saw %d sends", len(sends))
+				}
+				return
+			}
+			if len(sends) != 1 {
+				t.Fatalf("the tracer saw %d sends, want 1", len(sends))
+			}
+			info := c.info
+			info.Actor = "traced"
+			if s := sends[0]; s.info != info || s.err != nil || !slices.Equal(s.ids, ids) {
+				t.Errorf("the tracer saw %+v, ids %v, error %v; want %+v, ids %v", s.info, s.ids, s.err, info, ids)
+			}
+		})
+	}
+
+	t.Run("a refused send ends with its error", func(t *testing.T) {
+		before := len(tr.sent())
+		if _, err := traced.Send(t.Context(), 1, UniqueKey("k")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := traced.Send(t.Context(), 2, UniqueKey("k"))
+		var dup *DuplicateError
+		if !errors.As(err, &dup) {
+			t.Fatalf("second send: %v, want a *DuplicateError", err)
+		}
+		sends := tr.sent()[before:]
+		if len(sends) != 2 || !errors.As(sends[1].err, &dup) || sends[1].ids != nil {
+			t.Errorf("the tracer saw %+v, want the second send to end with the *DuplicateError and no ids", sends)
+		}
+	})
+}
+
+// TestTraceAttemptOutcomes runs a task to each end an attempt can have,
+// on an actor in another pool from its sender's, and checks that the
+// tracer gets the sender's headers back, that the handler's context is
+// the tracer's, and each attempt's outcome.
+func TestTraceAttemptOutcomes(t *testing.T) {
+	type step struct {
+		outcome Outcome
+		reason  Reason
+		err     bool // the result carries an error
+	}
+	errBroken := errors.New("broken")
+	for _, c := range []struct {
+		name        string
+		maxAttempts int
+		// handle is the handler's body at each attempt.
+		handle func(ctx context.Context, attempt int) error
+		// act does what the test does to the running task, given the
+		// worker's actor once the first attempt started.
+		act  func(t *testing.T, r *rig, a *Actor[int], id uint64)
+		want []step
+	}{
+		{name: "completed", handle: func(context.Context, int) error { return nil },
+			want: []step{{OutcomeCompleted, 0, false}}},
+		{name: "completed in the task's transaction", handle: func(ctx context.Context, _ int) error {
+			tx, err := Tx(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, "SELECT 1")
+			return err
+		}, want: []step{{OutcomeCompleted, 0, false}}},
+		{name: "retried, then completed", maxAttempts: 2, handle: func(_ context.Context, attempt int) error {
+			if attempt == 1 {
+				return errBroken
+			}
+			return nil
+		}, want: []step{{OutcomeRetried, 0, true}, {OutcomeCompleted, 0, false}}},
+		{name: "Goexit, retried", maxAttempts: 2, handle: func(_ context.Context, attempt int) error {
+			if attempt == 1 {
+				runtime.Goexit()
+			}
+			return nil
+		}, want: []step{{OutcomeRetried, 0, true}, {OutcomeCompleted, 0, false}}},
+		{name: "attempts spent", maxAttempts: 2, handle: func(context.Context, int) error { return errBroken },
+			want: []step{{OutcomeRetried, 0, true}, {OutcomeDeadLettered, ReasonMaxAttempts, true}}},
+		{name: "permanent", maxAttempts: 3, handle: func(context.Context, int) error { return actor.Permanent(errBroken) },
+			want: []step{{OutcomeDeadLettered, ReasonPermanent, true}}},
+		{name: "canceled while running", handle: func(ctx context.Context, _ int) error {
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}, act: func(t *testing.T, r *rig, a *Actor[int], id uint64) {
+			if _, err := a.Cancel(t.Context(), id); err != nil {
+				t.Fatal(err)
+			}
+		}, want: []step{{OutcomeCanceled, ReasonCanceled, true}}},
+		{name: "lease lost", handle: func(ctx context.Context, _ int) error {
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}, act: func(t *testing.T, r *rig, a *Actor[int], id uint64) {
+			// Another process holds it now, for long enough that no
+			// fetch takes it again during the test.
+			r.exec("UPDATE {s}.tasks SET owner = 'another process', available_at = now() + interval '1 hour' WHERE id = $1", int64(id))
+		}, want: []step{{OutcomeLost, 0, true}}},
+		{name: "undecodable", handle: func(context.Context, int) error { return nil },
+			want: []step{{OutcomeDeadLettered, ReasonUndecodable, true}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t)
+			sendTracer := newRecTracer(map[string]string{"trace": c.name})
+			sender := start(r, "outcomes", nil, Config[int]{Tracer: sendTracer})
+			id, err := sender.Send(t.Context(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.name == "undecodable" {
+				r.exec("UPDATE {s}.tasks SET payload = 'not json' WHERE id = $1", int64(id))
+			}
+
+			workTracer := newRecTracer(nil)
+			other := &rig{t: t, dsn: r.dsn, pool: newPool(t, r.dsn, 4), schema: r.schema}
+			started := make(chan struct{}, 10)
+			ctxTrace := make(chan any, 10)
+			cfg := Config[int]{Tracer: workTracer, MaxAttempts: c.maxAttempts, PollInterval: 10 * time.Millisecond, Lease: 300 * time.Millisecond, Logger: quiet(t)}
+			if c.maxAttempts > 1 {
+				cfg.Backoff = actor.Backoff{Initial: time.Millisecond}
+			}
+			worker := start(other, "outcomes", func(ctx context.Context, task actor.Task[int]) error {
+				ctxTrace <- ctx.Value(traceKey{})
+				started <- struct{}{}
+				return c.handle(ctx, task.Attempt)
+			}, cfg)
+			if c.act != nil {
+				within(t, started, 20*time.Second, "the handler did not start")
+				c.act(t, other, worker, id)
+			}
+			for i, w := range c.want {
+				got := workTracer.next(t)
+				if got.info.Actor != "outcomes" || got.info.ID != id || got.info.Type != "int" || got.info.Attempt != i+1 {
+					t.Errorf("attempt %d: info %+v, want actor outcomes, task %d, type int, attempt %d", i+1, got.info, id, i+1)
+				}
+				if got.headers["trace"] != c.name {
+					t.Errorf("attempt %d: the tracer got headers %v, want the sender's, trace=%q", i+1, got.headers, c.name)
+				}
+				if res := got.result; res.Outcome != w.outcome || res.Reason != w.reason || (res.Err != nil) != w.err {
+					t.Errorf("attempt %d: result %+v (%v), want outcome %v, reason %v, an error: %v", i+1, res, res.Outcome, w.outcome, w.reason, w.err)
+				}
+			}
+			if c.name != "undecodable" {
+				if v := within(t, ctxTrace, time.Second, "the handler never ran"); v != c.name {
+					t.Errorf("the handler's context holds %v from the tracer, want %q", v, c.name)
+				}
+			}
+			select {
+			case extra := <-workTracer.ended:
+				t.Errorf("an attempt more ended: %+v", extra)
+			default:
+			}
+		})
+	}
+}
+
+// TestTraceGivenBack checks that an attempt Close stops waiting for ends
+// as given back.
+func TestTraceGivenBack(t *testing.T) {
+	r := newRig(t)
+	tr := newRecTracer(map[string]string{"trace": "x"})
+	started := make(chan struct{})
+	a, err := New(t.Context(), r.pool, "giveback", func(ctx context.Context, task actor.Task[int]) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}, Config[int]{Schema: r.schema, Tracer: tr, Logger: quiet(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	within(t, started, 20*time.Second, "the handler did not start")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // stop waiting for the handler at once
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.next(t); got.result.Outcome != OutcomeGivenBack {
+		t.Errorf("result %+v, want given back", got.result)
+	}
+}
+
+// TestTraceHeadersFollowTheTask checks that a task's headers go with it
+// into the dead letters, by each statement that moves it there, and back
+// on replay, less the due time the send kept, and that the attempts of
+// the replayed task get them back.
+func TestTraceHeadersFollowTheTask(t *testing.T) {
+	r := newRig(t)
+	tr := newRecTracer(map[string]string{"trace": "t-9"})
+	want := map[string]string{"trace": "t-9"}
+	sender := start(r, "follow", nil, Config[int]{Tracer: tr})
+
+	// Cancel moves a waiting task to the dead letters.
+	waiting, err := sender.Send(t.Context(), 1, After(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sender.Cancel(t.Context(), waiting); err != nil || n != 1 {
+		t.Fatalf("Cancel: %d, %v", n, err)
+	}
+	if got, want := r.storedHeaders("dead_letters", waiting), map[string]string{"trace": "t-9", headerAfter: "3600000000"}; !maps.Equal(got, want) {
+		t.Errorf("canceled task's dead letter has headers %v, want %v", got, want)
+	}
+
+	// A failed attempt moves a task to the dead letters.
+	var failedOnce atomic.Bool
+	failing, err := sender.Send(t.Context(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker := start(r, "follow", func(ctx context.Context, task actor.Task[int]) error {
+		if task.Payload == 2 && ctx.Value(traceKey{}) == "t-9" && failedOnce.CompareAndSwap(false, true) {
+			return actor.Permanent(errors.New("broken"))
+		}
+		return nil
+	}, Config[int]{Tracer: tr, PollInterval: 10 * time.Millisecond})
+	if got := tr.next(t); got.info.ID != failing || got.result.Outcome != OutcomeDeadLettered {
+		t.Fatalf("first attempt %+v, want task %d dead-lettered", got, failing)
+	}
+	if got := r.storedHeaders("dead_letters", failing); !maps.Equal(got, want) {
+		t.Errorf("failed task's dead letter has headers %v, want %v", got, want)
+	}
+
+	// Replay brings them back, and the due time no longer applies.
+	replayed, err := worker.Replay(t.Context(), waiting, failing)
+	if err != nil || len(replayed) != 2 {
+		t.Fatalf("Replay: %v, %v", replayed, err)
+	}
+	for range 2 {
+		got := tr.next(t)
+		if !maps.Equal(got.headers, want) || got.result.Outcome != OutcomeCompleted || got.info.Attempt != 1 {
+			t.Errorf("replayed attempt %+v, want headers %v, attempt 1, completed", got, want)
+		}
+		if !got.info.Due.Equal(got.info.Enqueued) {
+			t.Errorf("replayed task %d due at %v, want at once, when enqueued (%v)", got.info.ID, got.info.Due, got.info.Enqueued)
+		}
+	}
+}
+
+// TestTraceDue checks AttemptInfo.Due: the send time for a task due at
+// once, RunAt, the send time plus After, and unknown after a failed
+// attempt.
+func TestTraceDue(t *testing.T) {
+	r := newRig(t)
+	tr := newRecTracer(map[string]string{"trace": "d"})
+	var failed sync.Map
+	a := start(r, "due", func(ctx context.Context, task actor.Task[int]) error {
+		if task.Payload == 3 {
+			if _, again := failed.LoadOrStore(task.ID, true); !again {
+				return errors.New("once")
+			}
+		}
+		return nil
+	}, Config[int]{Tracer: tr, PollInterval: 10 * time.Millisecond, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}})
+	runAt := time.Now().Add(300 * time.Millisecond)
+	ids := map[uint64]string{}
+	for _, s := range []struct {
+		name    string
+		payload int
+		opts    []SendOption
+	}{{"now", 1, nil}, {"RunAt", 2, []SendOption{RunAt(runAt)}}, {"retry", 3, nil}, {"After", 4, []SendOption{After(70 * time.Millisecond)}}} {
+		id, err := a.Send(t.Context(), s.payload, s.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[id] = s.name
+	}
+	for range 5 {
+		got := tr.next(t)
+		info := got.info
+		switch name := ids[info.ID]; {
+		case name == "now" || name == "retry" && info.Attempt == 1:
+			if !info.Due.Equal(info.Enqueued) {
+				t.Errorf("%s: due %v, want when enqueued, %v", name, info.Due, info.Enqueued)
+			}
+		case name == "RunAt":
+			if !info.Due.Equal(runAt) {
+				t.Errorf("RunAt: due %v, want %v", info.Due, runAt)
+			}
+		case name == "After":
+			if d := info.Due.Sub(info.Enqueued); d != 70*time.Millisecond {
+				t.Errorf("After: due %v after it was enqueued, want 70ms", d)
+			}
+		case name == "retry":
+			if !info.Due.IsZero() {
+				t.Errorf("retry, attempt %d: due %v, want unknown (zero)", info.Attempt, info.Due)
+			}
+		default:
+			t.Errorf("an attempt of unknown task %d", info.ID)
+		}
+		if _, ok := got.headers[headerRunAt]; ok || got.headers[headerAfter] != "" {
+			t.Errorf("the tracer got pgactor's own headers: %v", got.headers)
+		}
+	}
+}
+
+// TestTraceBadHeaders checks that headers that are not a JSON object of
+// strings do not stop a task: its attempt starts without them.
+func TestTraceBadHeaders(t *testing.T) {
+	r := newRig(t)
+	tr := newRecTracer(nil)
+	sender := start(r, "bad", nil, Config[int]{})
+	id, err := sender.Send(t.Context(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.exec(`UPDATE {s}.tasks SET headers = '{"n": 1}' WHERE id = $1`, int64(id))
+	start(r, "bad", func(context.Context, actor.Task[int]) error { return nil }, Config[int]{Tracer: tr, Logger: quiet(t)})
+	if got := tr.next(t); got.headers != nil || got.result.Outcome != OutcomeCompleted {
+		t.Errorf("attempt %+v, want no headers and completed", got)
+	}
+}
+
+// TestTraceOffAllocatesNothing checks that an actor without a Tracer
+// spends no allocation on tracing an attempt.
+func TestTraceOffAllocatesNothing(t *testing.T) {
+	a := &Actor[int]{name: "a"}
+	l := &lease{id: 1, attempt: 1, headers: []byte(`{"trace":"x"}`), ctx: context.Background()}
+	errFailed := errors.New("x")
+	allocs := testing.AllocsPerRun(100, func() {
+		if ctx := a.startAttempt("a/1", l); ctx != l.ctx {
+			t.Fatal("the handler's context is not the lease's")
+		}
+		l.trace.failed(errFailed)
+		l.trace.settled(OutcomeCompleted)
+		l.trace.deadLettered(ReasonLost)
+		l.trace.finish()
+	})
+	if allocs != 0 {
+		t.Errorf("an untraced attempt allocates %v times, want none", allocs)
+	}
+}
+
+// TestOutcomeString checks the names the outcome attribute takes.
+func TestOutcomeString(t *testing.T) {
+	for o, want := range map[Outcome]string{
+		OutcomeCompleted: "completed", OutcomeRetried: "retried", OutcomeDeadLettered: "dead_lettered",
+		OutcomeCanceled: "canceled", OutcomeLost: "lost", OutcomeGivenBack: "given_back", 0: "Outcome(0)", 9: "Outcome(9)",
+	} {
+		if got := o.String(); got != want {
+			t.Errorf("Outcome(%d).String() = %q, want %q", o, got, want)
+		}
+	}
+}
