@@ -150,6 +150,17 @@
 // page by page, and [Actor.Replay] moves them back to the queue atomically:
 // a letter replayed by many callers at once moves once.
 //
+// # Tracing
+//
+// A [Tracer] in Config.Tracer follows each send and each attempt:
+// StartSend returns headers — a trace context, baggage — that the send
+// stores with each task, and StartAttempt gets them back in the process
+// that runs it, wraps the handler's context, and learns the attempt's
+// [Outcome] when it is recorded. Headers follow a task into the dead
+// letters and back on replay. Package otelpgactor implements it with
+// OpenTelemetry; pgactor imports no tracing library, and without a
+// Tracer stores no headers and spends nothing per send or attempt.
+//
 // # Shutdown
 //
 // [Actor.Close] stops taking tasks, lets the running handlers finish until
