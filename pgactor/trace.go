@@ -31,7 +31,8 @@ type Tracer interface {
 	// context the send runs its statement with, the headers to store with
 	// each of its tasks (nil for none), and a function that the send calls
 	// once, with the IDs stored, in the order of the payloads, and the
-	// send's error.
+	// send's error. Header names beginning "pgactor-" are reserved
+	// for pgactor.
 	StartSend(ctx context.Context, info SendInfo) (context.Context, map[string]string, func(ids []uint64, err error))
 	// StartAttempt is called when a worker takes up a task, before its
 	// payload is decoded, with headers as StartSend returned them (nil
