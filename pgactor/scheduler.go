@@ -21,6 +21,10 @@ import (
 // connection close and rolls the transaction back; the next scheduler to
 // wake fires them.
 
+// pointFired is the fault point after the scheduler sent tasks, before
+// its transaction commits (see hooks.go).
+const pointFired = "fired"
+
 // scheduleBatch bounds the schedules one transaction fires.
 const scheduleBatch = 100
 
@@ -114,6 +118,9 @@ func (a *Actor[T]) fireDue(ctx context.Context) (int, error) {
 		if id != 0 {
 			sent = append(sent, firing{d.name, period, id})
 		}
+	}
+	if len(sent) > 0 {
+		fault(pointFired)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("commit: %w", err)
