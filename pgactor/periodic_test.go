@@ -196,8 +196,8 @@ func TestPeriodicKill(t *testing.T) {
 		}
 	}
 	counts := r.periodCounts("periodic", "tick")
-	if len(counts) < 8 {
-		t.Errorf("%d periods sent, want at least 8: %v", len(counts), counts)
+	if len(counts) < 7 { // the first's, re-sent by another, and the 2 and 5 after
+		t.Errorf("%d periods sent, want at least 7: %v", len(counts), counts)
 	}
 	checkOnePerPeriod(t, counts, time.Second)
 }
