@@ -293,7 +293,16 @@ func TestScheduleNoDoubles(t *testing.T) {
 		}
 	}
 	eventually(t, 30*time.Second, "5 periods sent", func() bool { return len(r.periodCounts("every", "second")) >= 5 })
-	checkOnePerPeriod(t, r.periodCounts("every", "second"), time.Second)
+	for _, a := range actors {
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := r.periodCounts("every", "second")
+	checkOnePerPeriod(t, counts, time.Second)
+	if s := stats(t, actors[0]); s.Accepted != uint64(len(counts)) {
+		t.Errorf("accepted %d, want %d: each scheduled task counts once", s.Accepted, len(counts))
+	}
 }
 
 // checkOnePerPeriod fails t unless counts has one task for each period
@@ -316,5 +325,31 @@ func checkOnePerPeriod(t *testing.T, counts map[time.Time]int, step time.Duratio
 	}
 	if n := int(last.Sub(first)/step) + 1; len(counts) != n {
 		t.Errorf("%d periods have tasks, %d between the first and the last: some fell between the steps: %v", len(counts), n, counts)
+	}
+}
+
+// TestSchedulerWait checks how long the scheduler sleeps after a round:
+// until the next schedule is due, never longer than the poll interval,
+// and not zero when a due schedule is held by another process.
+func TestSchedulerWait(t *testing.T) {
+	poll := time.Second
+	for _, tc := range []struct {
+		name string
+		d    time.Duration
+		err  error
+		want time.Duration
+	}{
+		{"next due soon", 200 * time.Millisecond, nil, 200 * time.Millisecond},
+		{"next due later than the poll", time.Hour, nil, poll},
+		{"no schedule", -1, nil, poll},
+		{"round failed", 0, errors.New("down"), poll},
+		{"due, held by another", 0, nil, heldRetry},
+	} {
+		if got := schedulerWait(tc.d, tc.err, poll); got != tc.want {
+			t.Errorf("%s: waits %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := schedulerWait(0, nil, 10*time.Millisecond); got != 10*time.Millisecond {
+		t.Errorf("held, with a poll shorter than heldRetry: waits %v, want the poll", got)
 	}
 }

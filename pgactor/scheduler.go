@@ -44,19 +44,36 @@ func (a *Actor[T]) scheduleLoop() {
 		case <-a.schedWake:
 		case <-t.C:
 		}
-		wait := a.set.poll
 		ctx, cancel := context.WithTimeout(a.shut.stoppingCtx, maintainTimeout)
 		d, err := a.runSchedules(ctx)
 		cancel()
-		switch {
-		case err != nil && a.shut.stoppingCtx.Err() == nil:
+		if err != nil && a.shut.stoppingCtx.Err() == nil {
 			a.log.LogAttrs(ctx, slog.LevelWarn, "pgactor: scheduler failed",
 				slog.String("actor", a.name), slog.String("schema", a.set.schema), slog.Any("error", err))
-		case err == nil && d >= 0 && d < wait:
-			wait = d
 		}
-		t.Reset(wait)
+		t.Reset(schedulerWait(d, err, a.set.poll))
 	}
+}
+
+// heldRetry is how soon the scheduler looks again at a schedule that is
+// due but that another process is firing: that process may die holding
+// it, and is then rolled back once the server sees its connection close.
+const heldRetry = 50 * time.Millisecond
+
+// schedulerWait returns how long the scheduler sleeps after a round that
+// found the next schedule due in d (negative: none), or failed with err:
+// until then, or poll at the most. A schedule still due after the round
+// (d is 0) is held by another process's scheduler; the scheduler looks
+// again after heldRetry rather than at once, which would spin as long as
+// the other holds it.
+func schedulerWait(d time.Duration, err error, poll time.Duration) time.Duration {
+	switch {
+	case err != nil || d < 0:
+		return poll
+	case d == 0:
+		return min(heldRetry, poll)
+	}
+	return min(d, poll)
 }
 
 // runSchedules fires the actor's due schedules, and returns how long until
