@@ -3,6 +3,7 @@ package pgactor
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,7 @@ func TestScheduleBadInput(t *testing.T) {
 	a := start(r, "bad", nil, Config[int]{})
 	gone := start(r, "gone", nil, Config[int]{})
 	r.exec(`DELETE FROM {s}.actors WHERE name = 'gone'`)
+	nan := start(r, "nan", nil, Config[float64]{})
 	for _, tc := range []struct {
 		name string
 		err  func() error
@@ -180,6 +182,7 @@ func TestScheduleBadInput(t *testing.T) {
 		{"empty name", func() error { return a.Schedule(t.Context(), "", "@hourly", 1) }, "the name must be", nil},
 		{"bad policy", func() error { return a.Schedule(t.Context(), "s", "@hourly", 1, OnMissed(7)) }, "neither RunOnce nor SkipMissed", nil},
 		{"empty type", func() error { return a.Schedule(t.Context(), "s", "@hourly", 1, ScheduleType("")) }, "ScheduleType: the name is empty", nil},
+		{"payload the codec refuses", func() error { return nan.Schedule(t.Context(), "s", "@hourly", math.NaN()) }, "cannot encode payload", nil},
 		{"actor gone", func() error { return gone.Schedule(t.Context(), "s", "@hourly", 1) }, `"gone"`, ErrNoActor},
 		{"list of an unknown actor", func() error { _, err := ListSchedules(t.Context(), r.pool, r.schema, "nobody"); return err }, `"nobody"`, ErrNoActor},
 		{"remove what is not there", func() error { return RemoveSchedule(t.Context(), r.pool, r.schema, "bad", "s") }, `"s"`, ErrNoSchedule},
