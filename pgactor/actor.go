@@ -45,6 +45,8 @@ type Actor[T any] struct {
 	settling chan *settling // completions and give-backs for the pump
 	pumpDone chan struct{}  // closed as the pump returns
 
+	schedWake chan struct{} // a schedule was stored here: the scheduler looks again
+
 	workerWG sync.WaitGroup // workers
 	bgWG     sync.WaitGroup // pump, maintenance
 
@@ -111,6 +113,7 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		pumpDone: make(chan struct{}),
 		leases:   make(map[int64]*lease),
 	}
+	a.schedWake = make(chan struct{}, 1)
 	a.shut.init()
 	if a.codec == nil {
 		a.codec = JSON[T]{}
@@ -135,8 +138,9 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 		a.bgWG.Add(1)
 		go a.runPump()
 	}
-	a.bgWG.Add(1)
+	a.bgWG.Add(2)
 	go a.maintainLoop()
+	go a.scheduleLoop()
 	return a, nil
 }
 

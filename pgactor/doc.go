@@ -160,6 +160,22 @@
 // letters and back on replay. Package otelpgactor implements it with
 // OpenTelemetry; pgactor imports no tracing library, and without a
 // Tracer stores no headers and spends nothing per send or attempt.
+
+// # Periodic tasks
+//
+// [Actor.Schedule] registers, in the schedules table, a schedule that
+// sends the actor a task at each fire time of a spec: "@every 15m" (the
+// multiples of the duration since the Unix epoch), a 5-field cron
+// expression in UTC (or CRON_TZ=<zone>), or @hourly, @daily, @weekly,
+// @monthly, @yearly. Every running instance of the actor runs a scheduler,
+// with no leader: it wakes when the earliest schedule is due by the
+// database's clock, or every PollInterval, and in one transaction takes
+// the due schedules FOR UPDATE SKIP LOCKED, sends each one's task, and
+// moves its next fire time past now. A row of unique_periods per schedule
+// and fire time refuses a second task for a period, whatever happens to
+// the transactions. Fire times missed while no process ran are sent once,
+// for the latest, or skipped, as [OnMissed] says. [UniqueFor] uses the
+// same table to send at most one task per key per period.
 //
 // # Shutdown
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // ErrNoSchema is wrapped by the error New, Stats and the other readers
@@ -14,6 +15,10 @@ var ErrNoSchema = errors.New("pgactor: schema not migrated")
 // ErrUnknownActor is wrapped by the error ReadStats returns for an actor
 // name that no New has ever registered in the schema.
 var ErrUnknownActor = errors.New("pgactor: unknown actor")
+
+// ErrNoActor is wrapped by the error of a request on an actor that is not
+// registered in the schema.
+var ErrNoActor = errors.New("pgactor: no such actor")
 
 // ErrDuplicate matches, with errors.Is, the [*DuplicateError] of a send
 // refused because a live task of the actor has the same unique key.
@@ -40,18 +45,25 @@ var ErrTaskTx = errors.New("pgactor: the task's transaction is committed or roll
 
 // A DuplicateError is the error of a send refused because a live task
 // (queued, scheduled, running or waiting for a retry) has the same unique
-// key. It matches [ErrDuplicate].
+// key, or, with UniqueFor, because a task with the same key was sent in
+// the same period. It matches [ErrDuplicate].
 type DuplicateError struct {
 	Actor string
 	Key   string
 	// ID is the live task's ID, or 0 if it ended between the refusal and the
-	// look-up.
+	// look-up; with UniqueFor, the ID of the period's task, which may have
+	// ended.
 	ID uint64
+	// Period is UniqueFor's period; 0 for UniqueKey.
+	Period time.Duration
 }
 
-// Error names the actor, the key and the live task.
+// Error names the actor, the key and the task that holds it.
 func (e *DuplicateError) Error() string {
 	s := "pgactor: send to " + strconv.Quote(e.Actor) + ": unique key " + strconv.Quote(e.Key) + " is taken by a live task"
+	if e.Period > 0 {
+		s = "pgactor: send to " + strconv.Quote(e.Actor) + ": unique key " + strconv.Quote(e.Key) + " was taken in this period of " + e.Period.String() + " by a task"
+	}
 	if e.ID != 0 {
 		s += " (ID " + strconv.FormatUint(e.ID, 10) + ")"
 	}

@@ -11,11 +11,15 @@ import (
 
 // TestMain leaves out the examples, which talk to a real PostgreSQL, when
 // ACTORPOOL_POSTGRES is unset; the tests skip themselves, each with a
-// message. Run as a chaos worker (see chaos_test.go), it is that worker.
+// message. Run as a chaos worker (see chaos_test.go), or a periodic one
+// (periodic_test.go), it is that worker.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if schema := os.Getenv(chaosEnv); schema != "" {
 		chaosWorker(schema)
+	}
+	if schema := os.Getenv(periodicEnv); schema != "" {
+		periodicWorker(schema)
 	}
 	if os.Getenv(testenv.PostgresVar) == "" {
 		skip := "^Example"

@@ -81,6 +81,9 @@ func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) 
 	if err := a.store.fold(ctx); err != nil {
 		return nil, fmt.Errorf("fold the counters: %w", err)
 	}
+	if _, err := a.store.dropEndedPeriods(ctx); err != nil {
+		return nil, fmt.Errorf("delete the periods that ended: %w", err)
+	}
 	if !a.set.vacuum {
 		return nil, nil
 	}

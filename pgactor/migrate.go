@@ -21,7 +21,7 @@ const DefaultSchema = "pgactor"
 // SchemaVersion is the version of the tables this library reads and writes:
 // Migrate brings a schema to it. It is the number of the last file in
 // migrations/ (TestMigrationFiles checks it).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrationFiles are the migrations, one file a version, named by their
 // four-digit version and what they do: migrations/0002_fetch_by_ctid.sql
@@ -73,6 +73,18 @@ const SchemaVersion = 3
 // restores, which the fetch returns; and the index tasks_list on (actor,
 // id), which lists an actor's tasks in pages. The fetch had to be dropped
 // and made again: a function's result columns cannot be changed in place.
+//
+// 0004_schedules.sql added periodic tasks and uniqueness for a period:
+// schedules holds each actor's schedules — its spec, the task it sends,
+// what to do with the fire times missed, next_at, its next fire time
+// ('infinity' for none), and the last period it sent a task for and that
+// task — found due through schedules_due (actor, next_at), and removed
+// with their actor; unique_periods holds a row per period a task was sent
+// for, a schedule's fire time (kind 'schedule', key the schedule's name)
+// or a UniqueFor bucket (kind 'key'), naming the task, until the period
+// ends: its primary key is what refuses a second task for a period, and
+// maintenance deletes the rows of periods that ended, through
+// unique_periods_until.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS

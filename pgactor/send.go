@@ -23,6 +23,9 @@ type sendOptions struct {
 	priority int16
 	headers  []byte // a JSON object for the tasks' headers column, or nil: see trace.go
 	err      error
+
+	periodKey string        // UniqueFor's key
+	period    time.Duration // UniqueFor's period; 0 without it
 }
 
 // RunAt makes the task due at t rather than now. A worker takes it within
@@ -140,6 +143,10 @@ func (a *Actor[T]) send(ctx context.Context, tx pgx.Tx, payloads []T, opts []Sen
 		return nil, fmt.Errorf("pgactor: send to %q: %w", a.name, o.err)
 	case batch && o.hasKey:
 		return nil, fmt.Errorf("pgactor: SendBatch to %q: UniqueKey would give every task of the batch the same key: send them one by one", a.name)
+	case batch && o.period > 0:
+		return nil, fmt.Errorf("pgactor: SendBatch to %q: UniqueFor would give every task of the batch the same key and period, so at most one could be sent: send them one by one", a.name)
+	case o.hasKey && o.period > 0:
+		return nil, fmt.Errorf("pgactor: send to %q: UniqueKey and UniqueFor together: use one of them", a.name)
 	case batch && len(payloads) == 0:
 		return nil, nil
 	}
@@ -187,9 +194,18 @@ func (a *Actor[T]) insert(ctx context.Context, db Querier, inTx bool, enc [][]by
 	notify := inTx || a.notifier.claim()
 	var ids []uint64
 	var err error
-	if batch {
+	switch {
+	case batch:
 		ids, err = a.store.sendBatch(ctx, db, enc, o, notify)
-	} else {
+	case o.period > 0:
+		var id uint64
+		var fresh bool
+		id, fresh, err = a.store.sendFor(ctx, db, enc[0], o, notify)
+		if err == nil && !fresh {
+			return nil, &DuplicateError{Actor: a.name, Key: o.periodKey, ID: id, Period: o.period}
+		}
+		ids = []uint64{id}
+	default:
 		var id uint64
 		id, err = a.store.send(ctx, db, enc[0], o, notify)
 		if err == nil && id == 0 {

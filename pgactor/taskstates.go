@@ -33,6 +33,10 @@ const (
 	fenceLease = "the lease: id, fencing token and owner"
 	// fenceKey: a live task of the actor holds the same unique key.
 	fenceKey = "a live task of the actor holding the same unique key"
+	// fencePeriod: a task was sent for the same period — a schedule's
+	// fire time, or a UniqueFor key's bucket — as its row in
+	// unique_periods says.
+	fencePeriod = "a task sent for the same period: its row in unique_periods"
 )
 
 // A taskMove is a move a statement of the store makes.
@@ -54,6 +58,11 @@ var taskMoves = []taskMove{
 	{by: "send", when: "RunAt or After in the future", from: []taskState{stateNone}, to: stateScheduled, fence: fenceKey},
 	{by: "sendBatch", from: []taskState{stateNone}, to: stateQueued},
 	{by: "sendBatch", when: "RunAt or After in the future", from: []taskState{stateNone}, to: stateScheduled},
+	{by: "sendFor", from: []taskState{stateNone}, to: stateQueued, fence: fencePeriod},
+	{by: "sendFor", when: "RunAt or After in the future", from: []taskState{stateNone}, to: stateScheduled, fence: fencePeriod},
+
+	// The scheduler.
+	{by: "fire", from: []taskState{stateNone}, to: stateQueued, fence: fencePeriod},
 
 	// The pump's rounds.
 	{by: "fetch", from: []taskState{stateQueued, stateExpired}, to: stateRunning,

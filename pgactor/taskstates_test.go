@@ -135,6 +135,18 @@ var moveDrivers = map[string]moveDriver{
 		refuse: func(c *moveCase) { c.sendKeyed("k", time.Hour); c.lease = &lease{}; c.sendKeyed("k", time.Hour) },
 	},
 	"sendBatch": {move: func(c *moveCase) { c.sendBatch(0) }},
+	"sendFor": {
+		move:   func(c *moveCase) { c.sendFor(0) },
+		refuse: func(c *moveCase) { c.sendFor(0); c.lease = &lease{}; c.sendFor(0) },
+	},
+	"sendFor, RunAt or After in the future": {
+		move:   func(c *moveCase) { c.sendFor(time.Hour) },
+		refuse: func(c *moveCase) { c.sendFor(time.Hour); c.lease = &lease{}; c.sendFor(time.Hour) },
+	},
+	"fire": {
+		move:   func(c *moveCase) { c.fire() },
+		refuse: func(c *moveCase) { c.fire(); c.lease = &lease{}; c.fire() },
+	},
 	"sendBatch, RunAt or After in the future": {move: func(c *moveCase) { c.sendBatch(time.Hour) }},
 	"fetch": {
 		move: func(c *moveCase) {
@@ -235,6 +247,45 @@ func (c *moveCase) sendBatch(delay time.Duration) {
 		c.t.Fatalf("sendBatch: %v, %v", ids, err)
 	}
 	c.lease = &lease{id: int64(ids[0])}
+}
+
+// sendFor sends a task with UniqueFor's key "k" for an hour, due after
+// delay, and makes it the case's task if one was stored.
+func (c *moveCase) sendFor(delay time.Duration) {
+	c.t.Helper()
+	id, fresh, err := c.s.sendFor(context.Background(), c.r.pool, []byte("1"), &sendOptions{typ: "int", periodKey: "k", period: time.Hour, delay: delay}, false)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if fresh {
+		c.lease = &lease{id: int64(id)}
+	}
+}
+
+// fire has the scheduler fire the case's schedule, made the first time,
+// for the period of 2026-01-01, and makes its task the case's task if one
+// was sent.
+func (c *moveCase) fire() {
+	c.t.Helper()
+	c.r.exec(`INSERT INTO {s}.actors (name) VALUES ($1) ON CONFLICT DO NOTHING`, c.s.actor)
+	c.r.exec(`INSERT INTO {s}.schedules (actor, name, spec, type, payload, on_missed, next_at)
+		VALUES ($1, 's', '@daily', 'int', '1', 'run_once', '2026-01-01') ON CONFLICT DO NOTHING`, c.s.actor)
+	tx, err := c.r.pool.Begin(context.Background())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	id, err := c.s.fire(context.Background(), tx, "s", day, day.AddDate(0, 0, 1), day.AddDate(0, 0, 1))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := tx.Commit(context.Background()); err != nil {
+		c.t.Fatal(err)
+	}
+	if id != 0 {
+		c.lease = &lease{id: int64(id)}
+	}
 }
 
 // completeOne completes l's task in a transaction, committed.
