@@ -160,7 +160,10 @@
 // letters and back on replay. Package otelpgactor implements it with
 // OpenTelemetry; pgactor imports no tracing library, and without a
 // Tracer stores no headers and spends nothing per send or attempt.
-
+// [AttemptInfo].Due, when the task became due, is the fetch's for every
+// attempt — after a send, a retry's backoff, a lost lease — so a Tracer
+// measures each attempt's time in queue.
+//
 // # Periodic tasks
 //
 // [Actor.Schedule] registers, in the schedules table, a schedule that
@@ -174,8 +177,10 @@
 // moves its next fire time past now. A row of unique_periods per schedule
 // and fire time refuses a second task for a period, whatever happens to
 // the transactions. Fire times missed while no process ran are sent once,
-// for the latest, or skipped, as [OnMissed] says. [UniqueFor] uses the
-// same table to send at most one task per key per period.
+// for the latest, or skipped, as [OnMissed] says. A scheduled task's
+// headers name its schedule and period, and its handler reads them with
+// [ScheduledFor]. [UniqueFor] uses the same table to send at most one task
+// per key per period.
 //
 // # Shutdown
 //

@@ -48,7 +48,7 @@ func (a *Actor[T]) hold(fetched []*lease, sent time.Time) {
 	defer a.mu.Unlock()
 	for _, l := range fetched {
 		l.deadline = sent.Add(a.set.lease)
-		l.htx = &handlerTx{pool: a.pool}
+		l.htx = &handlerTx{pool: a.pool, headers: l.headers}
 		l.ctx, l.cancel = context.WithCancelCause(context.WithValue(context.Background(), taskKey{}, l.htx))
 		a.leases[l.id] = l
 	}

@@ -21,7 +21,12 @@ type lease struct {
 	attempt  int
 	lost     int
 	canceled bool   // canceled before this lease took it
-	headers  []byte // the task's headers, a JSON object, or nil: what its sender put there for a tracer
+	headers  []byte // the task's headers, a JSON object, or nil: a sender's tracer's, a schedule's
+	// due is when the task became due for this run: its available_at
+	// before the fetch took it — the send's due time, a retry's, when it
+	// was given back, or, for a task whose lease ran out, when the
+	// lost lease did.
+	due time.Time
 
 	ctx    context.Context // the handler's context, before its timeout
 	cancel context.CancelCauseFunc

@@ -70,9 +70,14 @@ const SchemaVersion = 4
 // set while an actor is paused, which the fetch reads so that no process
 // takes a paused actor's tasks; a headers column on tasks and
 // dead_letters, a JSON object a sender's tracer fills and the handler's
-// restores, which the fetch returns; and the index tasks_list on (actor,
-// id), which lists an actor's tasks in pages. The fetch had to be dropped
-// and made again: a function's result columns cannot be changed in place.
+// restores, and a schedule names its period in, which the fetch returns;
+// the fetch's task_due, the task's available_at before the fetch moved it
+// to the lease's end — the time the send, a retry or a give-back made it
+// due, or, for a task whose lease ran out, that lease's expiry — so that
+// every attempt's time in queue is known (AttemptInfo.Due); and the index
+// tasks_list on (actor, id), which lists an actor's tasks in pages. The
+// fetch had to be dropped and made again: a function's result columns
+// cannot be changed in place.
 //
 // 0004_schedules.sql added periodic tasks and uniqueness for a period:
 // schedules holds each actor's schedules — its spec, the task it sends,

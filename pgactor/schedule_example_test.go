@@ -30,7 +30,11 @@ func ExampleActor_Schedule() {
 	defer pool.Exec(ctx, `DROP SCHEMA pgactor_example_schedule CASCADE`)
 
 	jobs, err := pgactor.New(ctx, pool, "jobs", func(ctx context.Context, task actor.Task[string]) error {
-		log.Printf("running %s", task.Payload)
+		// A scheduled task knows its schedule and period: the night a
+		// nightly report is for, however late it runs.
+		if name, period, ok := pgactor.ScheduledFor(ctx); ok {
+			log.Printf("running %s: %s for %v", task.Payload, name, period)
+		}
 		return nil
 	}, pgactor.Config[string]{Schema: schema})
 	if err != nil {

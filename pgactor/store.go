@@ -242,8 +242,10 @@ func (s *store) liveKey(ctx context.Context, db Querier, key string) (uint64, er
 // another owner's lease had run out counts as lost. It runs in the
 // function {s}.fetch that migration 2 made (see migrationFiles), whose plan
 // walks tasks_fetch in order and stops after @limit rows, whatever the
-// planner's statistics say. Migration 3 made it return the task's headers
-// too, and take nothing of an actor that is paused.
+// planner's statistics say. Migration 3 made it take nothing of an actor
+// that is paused, and return the task's headers too, and when the task
+// became due: its available_at before the fetch moved it to the lease's
+// end (lease.due).
 var stmtFetch = prepare(`SELECT * FROM {s}.fetch(@actor, @limit, @owner, @lease_us)`, "actor", "limit", "owner", "lease_us")
 
 // fetch queues on b the fetch of up to limit tasks, each with a lease of
@@ -252,7 +254,7 @@ func (s *store) fetch(b *pgx.Batch, limit int, d time.Duration, into *[]*lease) 
 	b.Queue(stmtFetch.in(s.schema), s.actor, limit, s.owner, d.Microseconds()).Query(func(rows pgx.Rows) error {
 		return forEach(rows, func() error {
 			l := &lease{}
-			err := rows.Scan(&l.id, &l.typ, &l.payload, &l.enqueued, &l.attempt, &l.token, &l.lost, &l.canceled, &l.headers)
+			err := rows.Scan(&l.id, &l.typ, &l.payload, &l.enqueued, &l.attempt, &l.token, &l.lost, &l.canceled, &l.headers, &l.due)
 			*into = append(*into, l)
 			return err
 		})
@@ -419,10 +421,10 @@ func (s *store) cancelRunning(ctx context.Context, id uint64) (int, error) {
 // stmtReplay moves the actor's dead letters @ids back to the queue, due at
 // once, except those whose unique key a live task holds, and returns their
 // ids. A replayed task keeps its headers, so that its attempts continue
-// its send's trace, less the due time the send kept there (trace.go): it
-// is due at once. The rows are locked in id order, so that concurrent replays and
-// deletes of overlapping sets wait rather than deadlock; the second of two
-// replays of one letter finds it gone.
+// its send's trace, and a scheduled task's handler still finds its period
+// (ScheduledFor). The rows are locked in id order, so that concurrent
+// replays and deletes of overlapping sets wait rather than deadlock; the
+// second of two replays of one letter finds it gone.
 var stmtReplay = prepare(`WITH picked AS (
 	SELECT id FROM {s}.dead_letters d
 	WHERE actor = @actor AND id = ANY(@ids::bigint[])
@@ -432,17 +434,17 @@ var stmtReplay = prepare(`WITH picked AS (
 	DELETE FROM {s}.dead_letters x USING picked WHERE x.id = picked.id RETURNING x.*
 ), i AS (
 	INSERT INTO {s}.tasks (id, actor, type, payload, priority, unique_key, available_at, runs, headers)
-	SELECT id, actor, type, payload, priority, unique_key, statement_timestamp(), runs, nullif(headers - @reserved::text[], '{}') FROM d
+	SELECT id, actor, type, payload, priority, unique_key, statement_timestamp(), runs, headers FROM d
 	RETURNING id
 ), c AS (
 	INSERT INTO {s}.counts (actor, accepted, replayed) SELECT @actor, count(*), count(*) FROM i HAVING count(*) > 0
 )
-SELECT id, pg_notify(@channel, @actor) FROM i`, "actor", "ids", "channel", "reserved")
+SELECT id, pg_notify(@channel, @actor) FROM i`, "actor", "ids", "channel")
 
 // replay moves the dead letters ids back to the queue, and returns those
 // it moved.
 func (s *store) replay(ctx context.Context, ids []uint64) ([]uint64, error) {
-	return s.scanIDs(s.pool.Query(ctx, stmtReplay.in(s.schema), s.actor, toInt64s(ids), s.channel, reservedHeaders))
+	return s.scanIDs(s.pool.Query(ctx, stmtReplay.in(s.schema), s.actor, toInt64s(ids), s.channel))
 }
 
 // stmtDeleteDeadLetters deletes the actor's dead letters @ids.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,12 +33,13 @@ type Tracer interface {
 	// context the send runs its statement with, the headers to store with
 	// each of its tasks (nil for none), and a function that the send calls
 	// once, with the IDs stored, in the order of the payloads, and the
-	// send's error. Header names beginning "pgactor-" are reserved
-	// for pgactor.
+	// send's error. Header names beginning "pgactor-" are reserved for
+	// pgactor: the send drops them.
 	StartSend(ctx context.Context, info SendInfo) (context.Context, map[string]string, func(ids []uint64, err error))
 	// StartAttempt is called when a worker takes up a task, before its
 	// payload is decoded, with headers as StartSend returned them (nil
-	// when it returned none, or the task was sent without a Tracer). The
+	// when it returned none, or the task was sent without a Tracer or by
+	// a schedule); never pgactor's own, such as HeaderPeriod. The
 	// context it returns, derived from ctx, is the handler's. The actor
 	// calls end once, when the attempt's outcome is recorded, or given up.
 	StartAttempt(ctx context.Context, info AttemptInfo, headers map[string]string) (_ context.Context, end func(AttemptResult))
@@ -72,10 +75,12 @@ type AttemptInfo struct {
 	// clock.
 	Enqueued time.Time
 	// Due is when the task became due for this attempt, by the database's
-	// clock: Enqueued for a task due at once, its RunAt, or Enqueued plus
-	// its After. It is zero when not known: for the attempts after a
-	// failed or lost run, whose due time the fetch does not return, and
-	// for tasks sent without a Tracer.
+	// clock, for every attempt: for the first, Enqueued for a task due at
+	// once, its RunAt (Enqueued if that was earlier), or Enqueued plus its
+	// After; after a failed run, when its Backoff ended; after a run
+	// given back, when it was given back; after a lost run, when the lost
+	// run's lease ran out. Its time in queue is the attempt's start less
+	// Due.
 	Due time.Time
 }
 
@@ -127,18 +132,10 @@ type AttemptResult struct {
 	Err error
 }
 
-// Header keys that pgactor keeps for itself in a task's headers, next to
-// the Tracer's, so that the worker can tell when a scheduled task became
-// due: the fetch returns the send time but not the due time. They are
-// removed before the headers reach the Tracer, and by a replay, which
-// makes the task due at once.
-const (
-	headerRunAt = "pgactor-run-at"   // RunAt, as RFC 3339 with nanoseconds
-	headerAfter = "pgactor-after-us" // After, in microseconds
-)
-
-// reservedHeaders are those keys, for the replay's SQL.
-var reservedHeaders = []string{headerRunAt, headerAfter}
+// headerPrefix begins the names of the headers pgactor keeps for itself
+// in a task's headers, next to a tracer's: a schedule's (HeaderSchedule,
+// HeaderPeriod). A tracer neither stores nor receives them.
+const headerPrefix = "pgactor-"
 
 // traceSend runs a send under a.tracer: it stores the tracer's headers
 // with the tasks.
@@ -146,60 +143,52 @@ func (a *Actor[T]) traceSend(ctx context.Context, tx pgx.Tx, payloads []T, o *se
 	ctx, headers, end := a.tracer.StartSend(ctx, SendInfo{
 		Actor: a.name, Type: o.typ, Count: len(payloads), Batch: batch, RunAt: o.at, After: o.delay,
 	})
-	o.headers = encodeHeaders(headers, o)
+	o.headers = encodeHeaders(headers)
 	ids, err := a.sendEncoded(ctx, tx, payloads, o, batch)
 	end(ids, err)
 	return ids, err
 }
 
-// encodeHeaders returns the JSON object a task stores for headers and
-// o's due time; nil when there are none.
-func encodeHeaders(headers map[string]string, o *sendOptions) []byte {
-	if len(headers) == 0 && o.at.IsZero() && o.delay == 0 {
+// encodeHeaders returns the JSON object a task stores for a tracer's
+// headers, less those whose names are pgactor's; nil when none are left.
+func encodeHeaders(headers map[string]string) []byte {
+	headers = maps.Clone(headers) // the tracer's map stays as it was
+	maps.DeleteFunc(headers, isPgactorHeader)
+	if len(headers) == 0 {
 		return nil
 	}
-	all := make(map[string]string, len(headers)+1)
-	for k, v := range headers {
-		all[k] = v
-	}
-	switch {
-	case !o.at.IsZero():
-		all[headerRunAt] = o.at.UTC().Format(time.RFC3339Nano)
-	case o.delay > 0:
-		all[headerAfter] = strconv.FormatInt(o.delay.Microseconds(), 10)
-	}
-	b, _ := json.Marshal(all) // a map of strings always encodes
+	b, _ := json.Marshal(headers) // a map of strings always encodes
 	return b
 }
 
-// decodeHeaders returns the tracer's headers stored with l's task, and
-// when the task became due for l's attempt, if known.
-func decodeHeaders(l *lease) (headers map[string]string, due time.Time, err error) {
-	if l.attempt == 1 && l.lost == 0 {
-		due = l.enqueued
-	}
+// tracerHeaders returns the headers stored with l's task for a tracer:
+// all but pgactor's own.
+func tracerHeaders(l *lease) (map[string]string, error) {
 	if l.headers == nil {
-		return nil, due, nil
+		return nil, nil
 	}
+	var headers map[string]string
 	if err := json.Unmarshal(l.headers, &headers); err != nil {
-		return nil, due, err
+		return nil, err
 	}
-	if s, ok := headers[headerRunAt]; ok {
-		delete(headers, headerRunAt)
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && !due.IsZero() && t.After(due) {
-			due = t
-		}
-	}
-	if s, ok := headers[headerAfter]; ok {
-		delete(headers, headerAfter)
-		if us, err := strconv.ParseInt(s, 10, 64); err == nil && !due.IsZero() {
-			due = due.Add(time.Duration(us) * time.Microsecond)
-		}
-	}
+	maps.DeleteFunc(headers, isPgactorHeader)
 	if len(headers) == 0 {
 		headers = nil
 	}
-	return headers, due, nil
+	return headers, nil
+}
+
+// isPgactorHeader reports whether the header named k is pgactor's.
+func isPgactorHeader(k, _ string) bool { return strings.HasPrefix(k, headerPrefix) }
+
+// dueAt returns when l's task became due for l's run, by the database's
+// clock: the time the fetch returned, but never before the task was
+// enqueued, which a RunAt in the past would make it.
+func (l *lease) dueAt() time.Time {
+	if l.due.Before(l.enqueued) {
+		return l.enqueued
+	}
+	return l.due
 }
 
 // An attemptTrace is a traced attempt's end, and its result so far. Only
@@ -217,14 +206,14 @@ func (a *Actor[T]) startAttempt(worker string, l *lease) context.Context {
 	if a.tracer == nil {
 		return l.ctx
 	}
-	headers, due, err := decodeHeaders(l)
+	headers, err := tracerHeaders(l)
 	if err != nil {
 		a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: a task's headers are not a JSON object of strings; its attempt starts a trace of its own",
 			slog.String("actor", a.name), slog.Int64("task_id", l.id), slog.Any("error", err))
 	}
 	ctx, end := a.tracer.StartAttempt(l.ctx, AttemptInfo{
 		Actor: a.name, Worker: worker, ID: uint64(l.id), Type: l.typ,
-		Attempt: l.attempt, Lost: l.lost, Enqueued: l.enqueued, Due: due,
+		Attempt: l.attempt, Lost: l.lost, Enqueued: l.enqueued, Due: l.dueAt(),
 	}, headers)
 	l.trace = &attemptTrace{end: end}
 	return ctx

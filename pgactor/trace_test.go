@@ -141,12 +141,10 @@ func TestTraceSendStoresHeaders(t *testing.T) {
 			})
 			return ids, err
 		}, SendInfo{Type: "int", Count: 1}, want, false},
-		{"RunAt keeps the due time", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 9, RunAt(runAt))) },
-			SendInfo{Type: "int", Count: 1, RunAt: runAt},
-			map[string]string{"trace": "t-1", "baggage": "k=v", headerRunAt: runAt.UTC().Format(time.RFC3339Nano)}, false},
-		{"After keeps the delay", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 10, After(90*time.Second))) },
-			SendInfo{Type: "int", Count: 1, After: 90 * time.Second},
-			map[string]string{"trace": "t-1", "baggage": "k=v", headerAfter: "90000000"}, false},
+		{"RunAt", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 9, RunAt(runAt))) },
+			SendInfo{Type: "int", Count: 1, RunAt: runAt}, want, false},
+		{"After", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 10, After(90*time.Second))) },
+			SendInfo{Type: "int", Count: 1, After: 90 * time.Second}, want, false},
 		{"no tracer", plain, func(a *Actor[int]) ([]uint64, error) { return a.SendBatch(t.Context(), []int{11, 12}) },
 			SendInfo{}, nil, true},
 		{"no tracer, RunAt", plain, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 13, RunAt(runAt))) },
@@ -180,6 +178,24 @@ func TestTraceSendStoresHeaders(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("pgactor's header names are dropped", func(t *testing.T) {
+		forger := start(r, "forger", nil, Config[int]{Tracer: newRecTracer(map[string]string{"trace": "t-2", HeaderPeriod: "2026-01-01T00:00:00Z", "pgactor-x": "y"})})
+		id, err := forger.Send(t.Context(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := r.storedHeaders("tasks", id), map[string]string{"trace": "t-2"}; !maps.Equal(got, want) {
+			t.Errorf("stored headers %v, want %v", got, want)
+		}
+		only := start(r, "only", nil, Config[int]{Tracer: newRecTracer(map[string]string{HeaderSchedule: "s"})})
+		if id, err = only.Send(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.storedHeaders("tasks", id); got != nil {
+			t.Errorf("stored headers %v, want none (NULL)", got)
+		}
+	})
 
 	t.Run("a refused send ends with its error", func(t *testing.T) {
 		before := len(tr.sent())
@@ -349,8 +365,8 @@ func TestTraceGivenBack(t *testing.T) {
 
 // TestTraceHeadersFollowTheTask checks that a task's headers go with it
 // into the dead letters, by each statement that moves it there, and back
-// on replay, less the due time the send kept, and that the attempts of
-// the replayed task get them back.
+// on replay, and that the attempts of the replayed task get them back,
+// due at once.
 func TestTraceHeadersFollowTheTask(t *testing.T) {
 	r := newRig(t)
 	tr := newRecTracer(map[string]string{"trace": "t-9"})
@@ -365,7 +381,7 @@ func TestTraceHeadersFollowTheTask(t *testing.T) {
 	if n, err := sender.Cancel(t.Context(), waiting); err != nil || n != 1 {
 		t.Fatalf("Cancel: %d, %v", n, err)
 	}
-	if got, want := r.storedHeaders("dead_letters", waiting), map[string]string{"trace": "t-9", headerAfter: "3600000000"}; !maps.Equal(got, want) {
+	if got := r.storedHeaders("dead_letters", waiting); !maps.Equal(got, want) {
 		t.Errorf("canceled task's dead letter has headers %v, want %v", got, want)
 	}
 
@@ -388,7 +404,8 @@ func TestTraceHeadersFollowTheTask(t *testing.T) {
 		t.Errorf("failed task's dead letter has headers %v, want %v", got, want)
 	}
 
-	// Replay brings them back, and the due time no longer applies.
+	// Replay brings them back, and the task is due at once: the canceled
+	// one's After no longer applies.
 	replayed, err := worker.Replay(t.Context(), waiting, failing)
 	if err != nil || len(replayed) != 2 {
 		t.Fatalf("Replay: %v, %v", replayed, err)
@@ -405,38 +422,50 @@ func TestTraceHeadersFollowTheTask(t *testing.T) {
 }
 
 // TestTraceDue checks AttemptInfo.Due: the send time for a task due at
-// once, RunAt, the send time plus After, and unknown after a failed
-// attempt.
+// once, RunAt, the send time for a RunAt before it, the send time plus
+// After, and after a failed attempt, the end of its backoff.
 func TestTraceDue(t *testing.T) {
 	r := newRig(t)
 	tr := newRecTracer(map[string]string{"trace": "d"})
-	var failed sync.Map
+	const backoff = 100 * time.Millisecond
+	var clocks sync.Map // attempt of the retried task → the database's clock in its handler
 	a := start(r, "due", func(ctx context.Context, task actor.Task[int]) error {
 		if task.Payload == 3 {
-			if _, again := failed.LoadOrStore(task.ID, true); !again {
+			var now time.Time
+			if err := r.pool.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&now); err != nil {
+				return err
+			}
+			clocks.Store(task.Attempt, now)
+			if task.Attempt == 1 {
 				return errors.New("once")
 			}
 		}
 		return nil
-	}, Config[int]{Tracer: tr, PollInterval: 10 * time.Millisecond, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}})
-	runAt := time.Now().Add(300 * time.Millisecond)
+	}, Config[int]{Tracer: tr, PollInterval: 10 * time.Millisecond, MaxAttempts: 2, Backoff: actor.Backoff{Initial: backoff}})
+	runAt := time.Now().Add(300 * time.Millisecond).Truncate(time.Microsecond) // the database keeps microseconds
 	ids := map[uint64]string{}
 	for _, s := range []struct {
 		name    string
 		payload int
 		opts    []SendOption
-	}{{"now", 1, nil}, {"RunAt", 2, []SendOption{RunAt(runAt)}}, {"retry", 3, nil}, {"After", 4, []SendOption{After(70 * time.Millisecond)}}} {
+	}{
+		{"now", 1, nil},
+		{"RunAt", 2, []SendOption{RunAt(runAt)}},
+		{"retry", 3, nil},
+		{"After", 4, []SendOption{After(70 * time.Millisecond)}},
+		{"RunAt past", 5, []SendOption{RunAt(time.Now().Add(-time.Hour))}},
+	} {
 		id, err := a.Send(t.Context(), s.payload, s.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids[id] = s.name
 	}
-	for range 5 {
+	for range 6 {
 		got := tr.next(t)
 		info := got.info
 		switch name := ids[info.ID]; {
-		case name == "now" || name == "retry" && info.Attempt == 1:
+		case name == "now" || name == "RunAt past" || name == "retry" && info.Attempt == 1:
 			if !info.Due.Equal(info.Enqueued) {
 				t.Errorf("%s: due %v, want when enqueued, %v", name, info.Due, info.Enqueued)
 			}
@@ -449,15 +478,42 @@ func TestTraceDue(t *testing.T) {
 				t.Errorf("After: due %v after it was enqueued, want 70ms", d)
 			}
 		case name == "retry":
-			if !info.Due.IsZero() {
-				t.Errorf("retry, attempt %d: due %v, want unknown (zero)", info.Attempt, info.Due)
+			// The retry is recorded after the first handler returned, and
+			// the second attempt fetched once it was due.
+			first, _ := clocks.Load(1)
+			second, _ := clocks.Load(2)
+			failed, ran := first.(time.Time), second.(time.Time)
+			if info.Due.Before(failed.Add(backoff)) || info.Due.After(ran) {
+				t.Errorf("retry, attempt %d: due %v, want the end of the backoff, between %v and %v", info.Attempt, info.Due, failed.Add(backoff), ran)
 			}
 		default:
 			t.Errorf("an attempt of unknown task %d", info.ID)
 		}
-		if _, ok := got.headers[headerRunAt]; ok || got.headers[headerAfter] != "" {
-			t.Errorf("the tracer got pgactor's own headers: %v", got.headers)
-		}
+	}
+}
+
+// TestTraceDueLost checks AttemptInfo.Due for a task taken after its
+// lease ran out: when the lost lease did.
+func TestTraceDueLost(t *testing.T) {
+	r := newRig(t)
+	tr := newRecTracer(nil)
+	sender := start(r, "lost", nil, Config[int]{})
+	id, err := sender.Send(t.Context(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The task as a worker that died left it: sent two minutes ago, taken
+	// a minute ago, its lease having run out a second ago.
+	var expired time.Time
+	if err := r.pool.QueryRow(t.Context(), expand(r.schema, `UPDATE {s}.tasks SET owner = 'gone', runs = 1, attempt = 1,
+		enqueued_at = now() - interval '2 minutes', started_at = now() - interval '1 minute', available_at = now() - interval '1 second'
+		WHERE id = $1 RETURNING available_at`), int64(id)).Scan(&expired); err != nil {
+		t.Fatal(err)
+	}
+	start(r, "lost", func(context.Context, actor.Task[int]) error { return nil }, Config[int]{Tracer: tr, PollInterval: 10 * time.Millisecond})
+	got := tr.next(t)
+	if got.info.ID != id || got.info.Attempt != 2 || got.info.Lost != 1 || !got.info.Due.Equal(expired) {
+		t.Errorf("attempt %+v, want task %d's attempt 2, lost 1, due %v, when the lost lease ran out", got.info, id, expired)
 	}
 }
 

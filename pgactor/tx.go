@@ -42,13 +42,15 @@ type taskTx struct{ pgx.Tx }
 func (taskTx) Commit(context.Context) error   { return ErrTaskTx }
 func (taskTx) Rollback(context.Context) error { return ErrTaskTx }
 
-// A handlerTx is what a handler's context carries: the pool, and the
-// task's transaction once Tx or a Send has begun it.
+// A handlerTx is what a handler's context carries: the pool, the task's
+// headers, for ScheduledFor, and the task's transaction once Tx or a Send
+// has begun it.
 type handlerTx struct {
-	pool  *pgpool.Pool
-	mu    sync.Mutex
-	tx    pgx.Tx
-	ended bool // the run has settled: the transaction is no longer the handler's
+	pool    *pgpool.Pool
+	headers []byte // the lease's: read only
+	mu      sync.Mutex
+	tx      pgx.Tx
+	ended   bool // the run has settled: the transaction is no longer the handler's
 }
 
 type taskKey struct{}

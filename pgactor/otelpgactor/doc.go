@@ -47,16 +47,15 @@
 //
 //	messaging.process.duration  histogram, s: the attempt, from its start to its recorded outcome, with actorpool.task.outcome and error.type
 //	actorpool.task.attempts     counter: attempts that ended, with actorpool.task.outcome and error.type
-//	actorpool.task.queue_time   histogram, s: from when a task became due to the start of its first attempt
+//	actorpool.task.queue_time   histogram, s: from when a task became due to the start of its attempt, every attempt
 //
 // each with messaging.system, messaging.operation.name, messaging.destination.name
-// and actorpool.task.type. The time in queue is measured for first
-// attempts — after a send, or a replay — whose due time the worker knows:
-// the send time, RunAt, or the send time plus After, by the database's
-// clock, against the worker's. The fetch does not return the due time of
-// a retry, or of a run after a lost one, so those attempts are not
-// measured. A task sent by an actor without a Tracer counts as due when
-// sent, whatever its RunAt.
+// and actorpool.task.type. The time in queue is measured for every
+// attempt, from when the fetch found the task due, by the database's
+// clock, against the worker's: for a first attempt — after a send, or a
+// replay — the send time, RunAt, or the send time plus After; for a retry,
+// the end of its backoff; for a run after a lost one, when the lost run's
+// lease ran out (AttemptInfo.Due).
 //
 // RegisterMetrics reports an actor's depth, across all its processes, as
 // gauges read from one Actor.Stats query per collection:

@@ -112,7 +112,7 @@ func NewTracer(opts ...Option) *Tracer {
 	m := o.meter()
 	var err error
 	if t.queueTime, err = m.Float64Histogram("actorpool.task.queue_time",
-		metric.WithDescription("Time from when a task became due to the start of its attempt; first attempts only, the fetch does not return a retry's due time."),
+		metric.WithDescription("Time from when a task became due to the start of its attempt: after its send, RunAt or After, a retry's backoff, or a lost run's lease."),
 		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
 		otel.Handle(err)
 	}
@@ -166,7 +166,7 @@ func (t *Tracer) StartSend(ctx context.Context, info pgactor.SendInfo) (context.
 // StartAttempt starts a consumer span, "process <actor>", whose parent is
 // the send's span that headers carry — a remote parent, in the sender's
 // trace — and puts the headers' baggage in the handler's context. It
-// records the attempt's time in queue when its due time is known, and
+// records the attempt's time in queue, since info.Due, and
 // when the attempt ends, its duration and outcome; an attempt that did
 // not complete, nor was given back at Close, ends its span with status
 // Error.
