@@ -23,8 +23,9 @@ import (
 // process as well as this one. Headers move with the task: into the dead
 // letters when it is dead-lettered, and back to the queue when it is
 // replayed, so that a replayed task's attempts continue the trace of its
-// send. An actor without a Tracer stores no headers (the column is NULL)
-// and costs nothing per send or attempt.
+// send. An actor without a Tracer stores no headers (the column is NULL,
+// but for a scheduled task's own, see ScheduledFor) and costs nothing per
+// send or attempt.
 //
 // Its methods are called by many goroutines at once.
 type Tracer interface {
