@@ -173,7 +173,8 @@ func serveConsole(ctx context.Context, f consoleFlags, stdout, stderr io.Writer)
 		return fail("schema %q at %s: %v", f.schema, where, err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := console.New(admin, console.Options{Token: f.token, Logger: logger})
+	host, _, _ := net.SplitHostPort(f.listen)
+	c, err := console.New(admin, console.Options{Token: f.token, LoopbackOnly: loopback(host), Logger: logger})
 	if err != nil {
 		return fail("%v", err)
 	}

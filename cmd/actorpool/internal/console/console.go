@@ -19,6 +19,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -52,6 +53,13 @@ type Options struct {
 	Samples int
 	// PageSize is how many tasks a page lists; 0 means 50.
 	PageSize int
+	// LoopbackOnly refuses, with 403, every request whose Host header
+	// names another host than localhost or a loopback address: on a
+	// console listening on loopback, it keeps a page of another site that
+	// has its name resolve to 127.0.0.1 (DNS rebinding) from reading the
+	// console or acting as its own pages. The command sets it when it
+	// listens on a loopback address.
+	LoopbackOnly bool
 	// Logger receives the errors of sampling and of requests; nil
 	// discards them.
 	Logger *slog.Logger
@@ -138,7 +146,26 @@ func (c *Console) Handler() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusForbidden, "cross-origin request refused: the console takes write actions only from its own pages; nothing was changed")
 	}))
-	return securityHeaders(cop.Handler(mux))
+	var h http.Handler = cop.Handler(mux)
+	if c.opts.LoopbackOnly {
+		h = c.loopbackHost(h)
+	}
+	return securityHeaders(h)
+}
+
+// loopbackHost refuses the requests whose Host is not a loopback one.
+func (c *Console) loopbackHost(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hh, _, err := net.SplitHostPort(host); err == nil {
+			host = hh
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			c.fail(w, r, http.StatusForbidden, fmt.Sprintf("host %q refused: this console listens on a loopback address and answers only requests for localhost, 127.0.0.1 or [::1]; nothing was changed", r.Host))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // securityHeaders keeps the console's pages out of other sites' frames

@@ -322,6 +322,55 @@ func TestCrossOrigin(t *testing.T) {
 	}
 }
 
+// TestLoopbackOnly proves that a console for loopback refuses, with 403
+// and changing nothing, a request for another host, as a page of a site
+// whose name was made to resolve to 127.0.0.1 sends; and answers the
+// loopback names.
+func TestLoopbackOnly(t *testing.T) {
+	for _, tt := range []struct {
+		host   string
+		status int
+	}{
+		{"evil.example", 403}, {"evil.example:8080", 403}, {"127.0.0.1.evil.example", 403}, {"10.0.0.1:8080", 403},
+		{"localhost:8080", 303}, {"127.0.0.1:8080", 303}, {"127.0.0.2", 303}, {"[::1]:8080", 303},
+	} {
+		a := newMemAdmin()
+		srv := serve(t, a, Options{LoopbackOnly: true})
+		req, _ := http.NewRequest("POST", srv.URL+"/actors/mail/pause", nil)
+		req.Host = tt.host
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		client := *srv.Client()
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("Host %q: %d, want %d\n%s", tt.host, resp.StatusCode, tt.status, body)
+		}
+		if tt.status == 403 {
+			if !strings.Contains(string(body), "answers only requests for localhost") {
+				t.Errorf("Host %q: 403 without saying why\n%s", tt.host, body)
+			}
+			if got := a.changed(); len(got) != 0 {
+				t.Errorf("Host %q: a refused request changed %q", tt.host, got)
+			}
+		}
+		req, _ = http.NewRequest("GET", srv.URL+"/", nil)
+		req.Host = tt.host
+		resp, err = client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := map[bool]int{true: 403, false: 200}[tt.status == 403]; resp.StatusCode != want {
+			t.Errorf("GET with Host %q: %d, want %d", tt.host, resp.StatusCode, want)
+		}
+	}
+}
+
 // TestGetChangesNothing proves that no GET, of any page or of a write
 // action's path, changes anything, and that write paths answer GET with
 // 405.
