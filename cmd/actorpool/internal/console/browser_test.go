@@ -84,8 +84,12 @@ type mail struct {
 	Subject string `json:"subject"`
 }
 
-// poisonTo is the address whose first mail fails, to make a dead letter.
-const poisonTo = "nobody@example.invalid"
+// poisonTo is the address whose first mail fails, to make a dead letter
+// to replay; every mail to bounceTo fails, to make one to delete.
+const (
+	poisonTo = "nobody@example.invalid"
+	bounceTo = "bounce@example.invalid"
+)
 
 // TestBrowser drives the console in headless Chromium over a real actor
 // in PostgreSQL, as an operator would: it finds a dead letter by way of
@@ -104,8 +108,13 @@ func TestBrowser(t *testing.T) {
 
 	var failed atomic.Bool
 	handle := func(ctx context.Context, task actor.Task[mail]) error {
-		if task.Payload.To == poisonTo && failed.CompareAndSwap(false, true) {
+		switch {
+		case task.Payload.To == poisonTo && failed.CompareAndSwap(false, true):
 			return errors.New("smtp: 550 mailbox unavailable")
+		case task.Payload.To == bounceTo:
+			return errors.New("smtp: 551 user not local")
+		case task.Payload.Subject == "digest":
+			time.Sleep(20 * time.Millisecond) // for the screenshot's chart: a queue that drains, not one that vanishes
 		}
 		return nil
 	}
@@ -122,13 +131,28 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	bounce, err := a.Send(ctx, mail{To: bounceTo, Subject: "welcome"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An actor without workers in this process, whose tasks wait.
+	audit, err := pgactor.New[mail](ctx, pool, "audit", nil, pgactor.Config[mail]{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close(context.Background())
+	for range 3 {
+		if _, err := audit.Send(ctx, mail{To: "ops@example.com", Subject: "login"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	admin, err := pgactor.NewAdmin(pool, schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitStats(t, ctx, a, "one completed, one dead letter", func(s pgactor.Stats) bool { return s.Completed == 1 && s.DeadLetters == 1 })
+	waitStats(t, ctx, a, "one completed, two dead letters", func(s pgactor.Stats) bool { return s.Completed == 1 && s.DeadLetters == 2 })
 
-	c, err := New(admin, Options{Interval: 500 * time.Millisecond, Samples: 40})
+	c, err := New(admin, Options{Interval: 500 * time.Millisecond, Samples: 40, PageSize: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +207,8 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#actor-mail"))); err != nil {
 		t.Fatalf("browser: open the actors page: %v", err)
 	}
-	if got := text("#actor-mail .deadletters"); got != "1" {
-		t.Errorf("the actors page shows %q dead letters, want 1", got)
+	if got := text("#actor-mail .deadletters"); got != "2" {
+		t.Errorf("the actors page shows %q dead letters, want 2", got)
 	}
 	row := fmt.Sprintf("#task-%d", poison)
 	run("go to the dead letters", chromedp.Click(chromedp.CSS("#nav-dead")), chromedp.WaitVisible(chromedp.CSS(row)))
@@ -195,7 +219,13 @@ func TestBrowser(t *testing.T) {
 	if got := text("pre.payload"); !strings.Contains(got, `"to": "`+poisonTo+`"`) {
 		t.Errorf("the task page shows the payload %q, want it indented", got)
 	}
-	run("replay it, and see the actor's dead letters empty", chromedp.Click(chromedp.CSS("button.replay")), chromedp.WaitVisible(chromedp.CSS("p.empty")))
+	bounceRow := fmt.Sprintf("#task-%d", bounce)
+	run("replay it, and see it gone from the actor's dead letters", chromedp.Click(chromedp.CSS("button.replay")),
+		chromedp.WaitVisible(chromedp.CSS(bounceRow)), poll(`document.querySelector("h1").textContent === "Dead letters" && !document.querySelector("`+row+`")`))
+	run("delete the other", chromedp.Click(chromedp.CSS(bounceRow+" button.delete")), chromedp.WaitVisible(chromedp.CSS("p.empty")))
+	if _, err := admin.Task(ctx, bounce); !errors.Is(err, pgactor.ErrNoTask) {
+		t.Errorf("the deleted dead letter: Admin.Task says %v, want ErrNoTask", err)
+	}
 	run("see it complete", chromedp.Navigate(srv.URL+"/"),
 		poll(`document.querySelector("#actor-mail .completed").textContent.trim() === "2" &&
 			document.querySelector("#actor-mail .deadletters").textContent.trim() === "0"`))
@@ -218,6 +248,22 @@ func TestBrowser(t *testing.T) {
 	if s, err := a.Stats(ctx); err != nil || s.Queued != 24 || s.Completed != 2 {
 		t.Errorf("paused: %+v, %v; want 24 queued, none taken", s, err)
 	}
+	// The queued tasks, ten to a page.
+	rows := `document.querySelectorAll("tbody tr.state-queued").length`
+	run("list the queued tasks", chromedp.Click(chromedp.CSS("#actor-mail .queued a")),
+		chromedp.WaitVisible(chromedp.CSS(`table.tasks[data-after="0"]`)), poll(rows+` === 10`))
+	for _, want := range []int{10, 4} {
+		next, err := chromedp.Run(bctx, chromedp.Evaluate[string](`new URL(document.querySelector("a.next").href).searchParams.get("after")`))
+		if err != nil {
+			t.Fatalf("browser: the next page's cursor: %v", err)
+		}
+		run("the next page", chromedp.Click(chromedp.CSS("a.next")),
+			chromedp.WaitVisible(chromedp.CSS(`table.tasks[data-after="`+next+`"]`)), poll(fmt.Sprintf("%s === %d", rows, want)))
+	}
+	if n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("a.next").length`)); err != nil || n != 0 {
+		t.Errorf("the last page of queued tasks has %d links to a next page (%v), want none", n, err)
+	}
+	run("back to the actors", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#actor-mail .badge.paused")))
 	run("resume", chromedp.Click(chromedp.CSS("#actor-mail button.resume")),
 		chromedp.WaitVisible(chromedp.CSS("#actor-mail .badge.running")),
 		poll(`document.querySelector("#actor-mail .completed").textContent.trim() === "26"`))
@@ -225,7 +271,26 @@ func TestBrowser(t *testing.T) {
 		t.Error("the page says resumed, the Admin says paused")
 	}
 	if path := os.Getenv(screenshotEnv); path != "" {
-		run("let the chart take a few samples more", chromedp.Sleep(2*time.Second))
+		// A queue that builds up while the actor is paused, and drains.
+		if err := admin.Pause(ctx, "mail"); err != nil {
+			t.Fatal(err)
+		}
+		for range 6 {
+			for range 8 {
+				if _, err := a.Send(ctx, mail{To: "list@example.com", Subject: "digest"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(400 * time.Millisecond)
+		}
+		if err := admin.Resume(ctx, "mail"); err != nil {
+			t.Fatal(err)
+		}
+		if err := admin.Pause(ctx, "audit"); err != nil {
+			t.Fatal(err)
+		}
+		waitStats(t, ctx, a, "the digests done", func(s pgactor.Stats) bool { return s.Completed == 26+48 })
+		run("let the chart take a few samples more", chromedp.Sleep(3*time.Second))
 		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("browser: screenshot: %v", err)
