@@ -489,7 +489,8 @@ func TestPages(t *testing.T) {
 		{"/tasks?actor=mail", []string{`id="task-1"`, `id="task-2"`, `href="/tasks?actor=mail&amp;after=2"`}, []string{`id="task-3"`, "First page"}},
 		{"/tasks?actor=mail&after=2", []string{`id="task-3"`, `id="task-4"`, "after=4", "First page"}, []string{`id="task-2"`}},
 		{"/tasks?key=k4", []string{`id="task-5"`}, []string{`id="task-4"`, "Next page"}},
-		{"/tasks?since=2026-11-26T12:01&until=2026-11-26T12:03:00Z", []string{`id="task-2"`, `id="task-3"`}, []string{`id="task-1"`, `id="task-4"`}},
+		{"/tasks?since=2026-11-26T12:01&until=2026-11-26T13:03:00%2B01:00", []string{`id="task-2"`, `id="task-3"`,
+			`name="since" value="2026-11-26T12:01:00"`, `name="until" value="2026-11-26T12:03:00"`}, []string{`id="task-1"`, `id="task-4"`}},
 	} {
 		r := do(t, srv, "GET", tt.path, nil, nil)
 		if r.status != 200 {

@@ -257,7 +257,7 @@ func (c *Console) tasksPage(w http.ResponseWriter, r *http.Request) {
 		FirstPage   bool
 		FirstPageQS string
 	}{
-		Filter: f, Since: q.Get("since"), Until: q.Get("until"), States: states, Actors: names,
+		Filter: f, Since: inputTime(f.Since), Until: inputTime(f.Until), States: states, Actors: names,
 		Tasks: page.Tasks, Next: next, Here: r.URL.RequestURI(), FirstPage: f.After == 0,
 		FirstPageQS: withoutAfter(q),
 	}})
@@ -319,6 +319,14 @@ func showPayload(p []byte) (string, string) {
 		return string(p), "text"
 	}
 	return fmt.Sprintf("% x", p), fmt.Sprintf("%d bytes, in hex", len(p))
+}
+
+// inputTime writes t as the page's datetime-local inputs take it, in UTC.
+func inputTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05")
 }
 
 func fmtTime(t time.Time) string {
