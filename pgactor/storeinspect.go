@@ -77,43 +77,52 @@ func (s *store) taskInfo(ctx context.Context, id uint64) (t TaskInfo, ok bool, e
 // The listing of tasks: the live tasks and the dead letters that match,
 // merged in id order. Each part is read in id order from an index and
 // stops at the page's end, and the merge sorts nothing, so that a page
-// costs what it returns (and the rows its filters skip), however long the
-// tables are (TestTasksUseIndexes). A filter left empty is passed as
-// NULL (an empty array for the states), which makes its condition true.
-// One actor's and every actor's listing are two statements, since a
-// generic plan for "actor = @actor OR @actor = ''" could not walk an
-// index on the actor.
+// costs what it returns and the rows its filters skip, however long the
+// tables are (TestTasksUseIndexes). A filter left empty is passed as NULL
+// (an empty array for the states), which makes its condition true.
+//
+// One actor's listing and every actor's are different statements, since
+// a generic plan for "actor = @actor OR @actor IS NULL" could not walk
+// an index on the actor; so are those with a unique key, whose live part
+// looks the key up in tasks_unique_key, once per actor, and sorts what it
+// finds: at most a row per actor.
 const (
-	listFilter = `id > @after AND (@key::text IS NULL OR unique_key = @key)
+	listFilter = `id > @after
 	AND (@since::timestamptz IS NULL OR enqueued_at >= @since) AND (@until::timestamptz IS NULL OR enqueued_at < @until)`
 	anyState = `cardinality(@states::text[]) = 0 OR `
 )
 
-// listTasks returns the listing statement's text with where, the
-// condition on the actor, prefixed to the filter.
-func listTasks(where string) string {
-	return `(SELECT ` + liveColumns + ` FROM {s}.tasks WHERE ` + where + listFilter + `
+// listTasks returns a listing statement's text, with live and dead the
+// conditions on the actor and the key of each part.
+func listTasks(live, dead string) string {
+	return `(SELECT ` + liveColumns + ` FROM {s}.tasks WHERE ` + live + ` AND ` + listFilter + `
 	AND (` + anyState + taskStateOf + ` = ANY(@states::text[]))
 	ORDER BY id LIMIT @limit)
 UNION ALL
-(SELECT ` + deadColumns + ` FROM {s}.dead_letters WHERE ` + where + listFilter + `
+(SELECT ` + deadColumns + ` FROM {s}.dead_letters WHERE ` + dead + ` AND ` + listFilter + `
 	AND (` + anyState + `'dead' = ANY(@states::text[]))
 	ORDER BY id LIMIT @limit)
 ORDER BY id LIMIT @limit`
 }
 
 var (
-	stmtListActor = prepare(listTasks(`actor = @actor AND `), "actor", "after", "key", "since", "until", "states", "limit")
-	stmtListAll   = prepare(listTasks(``), "after", "key", "since", "until", "states", "limit")
+	stmtListActor    = prepare(listTasks(`actor = @actor`, `actor = @actor`), "actor", "after", "since", "until", "states", "limit")
+	stmtListAll      = prepare(listTasks(`true`, `true`), "after", "since", "until", "states", "limit")
+	stmtListActorKey = prepare(listTasks(`actor = @actor AND unique_key = @key`, `actor = @actor AND unique_key = @key`),
+		"actor", "key", "after", "since", "until", "states", "limit")
+	stmtListAllKey = prepare(listTasks(`actor IN (SELECT name FROM {s}.actors) AND unique_key = @key`, `unique_key = @key`),
+		"key", "after", "since", "until", "states", "limit")
 )
 
-// listArgs returns the arguments of a listing statement for f, after the
-// actor's, reading up to limit rows.
-func listArgs(f TaskFilter, limit int) []any {
-	var key *string
-	if f.Key != "" {
-		key = &f.Key
-	}
+// stmtListPlan sets, for the listing's transaction, what the planner may
+// do: without statistics, or with a filter it takes for selective, it
+// would read all the rows of an actor, or the whole table, and sort them,
+// where walking an index in id order stops at the page's end.
+var stmtListPlan = prepare(`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)`)
+
+// listStatement returns the listing statement for f and its arguments,
+// reading up to limit rows.
+func listStatement(f TaskFilter, limit int) (*statement, []any) {
 	var since, until *time.Time
 	if !f.Since.IsZero() {
 		since = &f.Since
@@ -125,24 +134,30 @@ func listArgs(f TaskFilter, limit int) []any {
 	for i, st := range f.States {
 		states[i] = string(st)
 	}
-	return []any{int64(f.After), key, since, until, states, limit}
-}
-
-// listStatement returns the listing statement for f and its arguments,
-// reading up to limit rows.
-func listStatement(f TaskFilter, limit int) (*statement, []any) {
-	args := listArgs(f, limit)
-	if f.Actor == "" {
+	args := []any{int64(f.After), since, until, states, limit}
+	switch {
+	case f.Actor == "" && f.Key == "":
 		return stmtListAll, args
+	case f.Actor == "":
+		return stmtListAllKey, append([]any{f.Key}, args...)
+	case f.Key == "":
+		return stmtListActor, append([]any{f.Actor}, args...)
 	}
-	return stmtListActor, append([]any{f.Actor}, args...)
+	return stmtListActorKey, append([]any{f.Actor, f.Key}, args...)
 }
 
-// tasks reads up to limit tasks that f selects, checked, in id order.
-func (s *store) tasks(ctx context.Context, f TaskFilter, limit int) ([]TaskInfo, error) {
+// tasks reads up to limit tasks that f, checked, selects, in id order.
+func (s *store) tasks(ctx context.Context, f TaskFilter, limit int) (tasks []TaskInfo, err error) {
 	st, args := listStatement(f, limit)
-	rows, err := s.pool.Query(ctx, st.in(s.schema), args...)
-	return collect(rows, err, scanTaskInfo)
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, stmtListPlan.text); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, st.in(s.schema), args...)
+		tasks, err = collect(rows, err, scanTaskInfo)
+		return err
+	})
+	return tasks, err
 }
 
 // stmtActorsOf reads the actor of each of the tasks @ids, live or dead.
