@@ -182,7 +182,7 @@ func serveConsole(ctx context.Context, f consoleFlags, stdout, stderr io.Writer)
 	if err != nil {
 		return fail("cannot listen on %s: %v", f.listen, err)
 	}
-	srv := &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: c.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 
 	sctx, stopSampling := context.WithCancel(ctx)
 	var wg sync.WaitGroup

@@ -218,6 +218,8 @@ func TestWriteToken(t *testing.T) {
 		{"basic auth", http.Header{"Authorization": {"Basic czNjcjN0"}}, 403, "the request has none"},
 		{"wrong cookie", http.Header{"Cookie": {tokenCookie + "=nope"}}, 403, "wrong console token"},
 		{"bearer", http.Header{"Authorization": {"Bearer s3cr3t"}}, 303, ""},
+		{"basic auth and cookie", http.Header{"Authorization": {"Basic czNjcjN0"}, "Cookie": {tokenCookie + "=s3cr3t"}}, 303, ""},
+		{"wrong bearer, right cookie", http.Header{"Authorization": {"Bearer nope"}, "Cookie": {tokenCookie + "=s3cr3t"}}, 403, "wrong console token"},
 		{"cookie", http.Header{"Cookie": {tokenCookie + "=s3cr3t"}}, 303, ""},
 	} {
 		for _, w := range writes {

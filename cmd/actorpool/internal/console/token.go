@@ -27,12 +27,12 @@ func (c *Console) write(h http.HandlerFunc) http.Handler {
 	})
 }
 
-// requestToken returns the token r carries, in its Authorization header
-// or its cookie.
+// requestToken returns the token r carries, in an Authorization: Bearer
+// header or else in its cookie (another Authorization, such as a proxy's
+// Basic, is not the console's).
 func requestToken(r *http.Request) (string, bool) {
-	if h := r.Header.Get("Authorization"); h != "" {
-		t, ok := strings.CutPrefix(h, "Bearer ")
-		return t, ok
+	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return t, true
 	}
 	if ck, err := r.Cookie(tokenCookie); err == nil {
 		return ck.Value, true
