@@ -16,9 +16,18 @@ var ErrNoSchema = errors.New("pgactor: schema not migrated")
 // name that no New has ever registered in the schema.
 var ErrUnknownActor = errors.New("pgactor: unknown actor")
 
-// ErrNoActor is wrapped by the error of a request on an actor that is not
-// registered in the schema.
-var ErrNoActor = errors.New("pgactor: no such actor")
+// ErrNoActor is wrapped by the errors of [Admin] and [Actor] methods for an
+// actor name that no New has registered in the schema. It is
+// ErrUnknownActor under the name the Admin uses: errors.Is matches either.
+var ErrNoActor = ErrUnknownActor
+
+// ErrNoTask is wrapped by the error of [Admin.Task] and [Actor.Task] when
+// no live task and no dead letter has the ID.
+var ErrNoTask = errors.New("pgactor: no such task")
+
+// ErrBadFilter is wrapped by the error of a [TaskFilter] refused: a Limit
+// out of range, an unknown state, or Since not before Until.
+var ErrBadFilter = errors.New("pgactor: bad task filter")
 
 // ErrDuplicate matches, with errors.Is, the [*DuplicateError] of a send
 // refused because a live task of the actor has the same unique key.

@@ -33,6 +33,9 @@ type Stats struct {
 	// OldestQueued is how long the task that has been due longest has
 	// waited for a worker; 0 when none waits.
 	OldestQueued time.Duration
+	// Paused is whether the actor is paused (Admin.Pause, Actor.Pause):
+	// no process takes its tasks until it is resumed.
+	Paused bool
 
 	// This process's workers.
 	Workers int

@@ -19,9 +19,11 @@ func (s *store) register(ctx context.Context) error {
 	return err
 }
 
-// stmtStats reads the counters and gauges of @actor from one snapshot.
+// stmtStats reads the counters and gauges of @actor from one snapshot,
+// and whether it is registered and paused.
 var stmtStats = prepare(`SELECT
 	EXISTS (SELECT 1 FROM {s}.actors WHERE name = @actor),
+	EXISTS (SELECT 1 FROM {s}.actors WHERE name = @actor AND paused_at IS NOT NULL),
 	c.accepted, c.completed, c.dead_lettered, c.failed, c.retried, c.lost, c.replayed,
 	t.queued, t.scheduled, t.running, t.retrying,
 	coalesce((extract(epoch FROM now() - t.oldest) * 1e6)::bigint, 0),
@@ -45,7 +47,7 @@ FROM (
 // registered it.
 func (s *store) stats(ctx context.Context, db Querier) (st Stats, known bool, err error) {
 	var accepted, completed, dead, failed, retried, lost, replayed, wait int64
-	err = db.QueryRow(ctx, stmtStats.in(s.schema), s.actor).Scan(&known,
+	err = db.QueryRow(ctx, stmtStats.in(s.schema), s.actor).Scan(&known, &st.Paused,
 		&accepted, &completed, &dead, &failed, &retried, &lost, &replayed,
 		&st.Queued, &st.Scheduled, &st.Running, &st.Retrying, &wait, &st.DeadLetters)
 	st.Accepted, st.Completed, st.DeadLettered = uint64(accepted), uint64(completed), uint64(dead)

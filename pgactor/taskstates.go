@@ -84,6 +84,12 @@ var taskMoves = []taskMove{
 		fence: "no owner, or canceled already"},
 	{by: "replay", from: []taskState{stateDead}, to: stateQueued, fence: fenceKey},
 	{by: "deleteDeadLetters", from: []taskState{stateDead}, to: stateNone},
+
+	// An operator's: Admin.RunNow and Admin.Delete, and the Actor's.
+	{by: "runNow", from: []taskState{stateQueued, stateScheduled, stateRetrying}, to: stateQueued,
+		fence: "an owner: a running task is not moved"},
+	{by: "deleteTasks", from: []taskState{stateQueued, stateScheduled, stateRetrying, stateDead}, to: stateNone,
+		fence: "an owner: a running task is not deleted (cancel it instead)"},
 }
 
 func (m taskMove) String() string {

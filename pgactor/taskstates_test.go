@@ -223,6 +223,16 @@ var moveDrivers = map[string]moveDriver{
 		},
 	},
 	"deleteDeadLetters": {move: func(c *moveCase) { c.ok(c.s.deleteDeadLetters(context.Background(), []uint64{uint64(c.lease.id)})) }},
+	"runNow": {
+		move:   func(c *moveCase) { c.ok(c.s.runNow(context.Background(), []uint64{uint64(c.lease.id)})) },
+		refuse: func(c *moveCase) { c.ok(c.s.runNow(context.Background(), []uint64{uint64(c.lease.id)})) },
+		from:   stateRunning,
+	},
+	"deleteTasks": {
+		move:   func(c *moveCase) { c.ok(c.s.deleteTasks(context.Background(), []uint64{uint64(c.lease.id)})) },
+		refuse: func(c *moveCase) { c.ok(c.s.deleteTasks(context.Background(), []uint64{uint64(c.lease.id)})) },
+		from:   stateRunning,
+	},
 }
 
 // sendKeyed sends a task with unique key key, due after delay, and makes

@@ -5,6 +5,7 @@
 //	actorpool demo [flags]              pool connections to a server under load
 //	actorpool config check FILE...      check configuration files
 //	actorpool migrate --postgres URL    create or upgrade the durable actors' tables
+//	actorpool console --postgres URL    a web console on the durable actors
 //	actorpool bench                     how to run the benchmark comparison
 //	actorpool help [COMMAND]            explain a command
 //
@@ -14,7 +15,9 @@
 // a task actor — durable in PostgreSQL with --postgres, so that Ctrl-C
 // loses no task and the next run finishes them — and shows the pool and
 // the actor live. Run "actorpool help demo" for its flags. "actorpool
-// migrate" creates or upgrades the durable actors' tables.
+// migrate" creates or upgrades the durable actors' tables; "actorpool
+// console" serves a web page to watch and operate them (see package
+// internal/console).
 //
 // Exit codes: 0 success; 1 failure (a server that cannot be reached,
 // a configuration with problems, failed requests); 2 a usage error;

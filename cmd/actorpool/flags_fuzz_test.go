@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"testing"
 )
@@ -24,8 +25,20 @@ func parse(args []string, stdout, stderr *bytes.Buffer) int {
 	case "migrate":
 		_, _, code := parseMigrate(args[1:], stdout, stderr)
 		return code
+	case "console":
+		_, code := parseConsole(args[1:], noEnv, stdout, stderr)
+		return code
 	}
 	return run(nil, nil, args, stdout, stderr)
+}
+
+// noEnv is an environment without variables.
+func noEnv(string) string { return "" }
+
+// loopbackListen reports whether a checked listen address is a loopback one.
+func loopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && loopback(host)
 }
 
 // FuzzFlags parses command lines of any arguments (separated by NUL bytes
@@ -56,6 +69,12 @@ func FuzzFlags(f *testing.F) {
 		case -1:
 			if out != "" || errOut != "" {
 				t.Errorf("ready to run, yet said %q %q", out, errOut)
+			}
+			if argv[0] == "console" {
+				c, _ := parseConsole(argv[1:], noEnv, &stdout, &stderr)
+				if c.pool == nil || c.schema == "" || (c.token == "" && !loopbackListen(c.listen)) || (c.token != "" && len(c.token) < consoleMinToken) {
+					t.Errorf("console ready to run with %+v: no database, no schema, or no token (of %d characters) on a non-loopback address", c, consoleMinToken)
+				}
 			}
 			if argv[0] == "demo" {
 				d, _ := parseDemo(argv[1:], &stdout, &stderr)

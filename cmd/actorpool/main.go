@@ -34,6 +34,7 @@ Usage:
   actorpool demo [flags]            pool connections to a server under load, live
   actorpool config check FILE...    check configuration files, report every problem
   actorpool migrate --postgres URL  create or upgrade the durable actors' tables
+  actorpool console --postgres URL  a web console on the durable actors
   actorpool bench                   how to run the benchmark comparison
   actorpool help [COMMAND]          explain a command
 
@@ -63,6 +64,8 @@ func run(ctx context.Context, stop func(), args []string, stdout, stderr io.Writ
 		return runConfig(rest, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, stdout, stderr)
+	case "console":
+		return runConsole(ctx, rest, stdout, stderr)
 	case "bench":
 		return runBench(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -85,10 +88,12 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		return runConfig([]string{"-h"}, stdout, stderr)
 	case "migrate":
 		return runMigrate(context.Background(), []string{"-h"}, stdout, stderr)
+	case "console":
+		return runConsole(context.Background(), []string{"-h"}, stdout, stderr)
 	case "bench":
 		return runBench([]string{"-h"}, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "actorpool help: unknown command %q; the commands are demo, config, migrate and bench\n", args[0])
+	fmt.Fprintf(stderr, "actorpool help: unknown command %q; the commands are demo, config, migrate, console and bench\n", args[0])
 	return exitUsage
 }
 

@@ -101,7 +101,7 @@ func TestUsage(t *testing.T) {
 		{args: []string{"help"}, code: 0, stdout: "Exit codes: 0 success, 1 failure, 2 usage error, 130 stopped by Ctrl-C", emptyOther: true},
 		{args: []string{"--help"}, code: 0, stdout: "actorpool config check FILE..."},
 		{args: []string{"frobnicate"}, code: 2, stderr: `unknown command "frobnicate"`},
-		{args: []string{"help", "frobnicate"}, code: 2, stderr: "the commands are demo, config, migrate and bench"},
+		{args: []string{"help", "frobnicate"}, code: 2, stderr: "the commands are demo, config, migrate, console and bench"},
 		{args: []string{"demo", "--help"}, code: 0, stdout: "how long to run, such as 30s or 2m (default 10s)", emptyOther: true},
 		{args: []string{"help", "demo"}, code: 0, stdout: "-postgres DSN"},
 		{args: []string{"demo", "--bogus"}, code: 2, stderr: "flag provided but not defined: -bogus\nRun 'actorpool help demo' for its flags."},

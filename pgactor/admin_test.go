@@ -1,0 +1,398 @@
+package pgactor
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newAdmin returns an Admin of the rig's schema.
+func (r *rig) admin() *Admin {
+	r.t.Helper()
+	a, err := NewAdmin(r.pool, r.schema)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return a
+}
+
+// TestNewAdmin checks that NewAdmin refuses a nil pool, a bad schema name
+// and a schema not migrated, saying so, and takes "" for DefaultSchema.
+func TestNewAdmin(t *testing.T) {
+	r := newRig(t)
+	for _, tt := range []struct {
+		name   string
+		nilled bool
+		schema string
+		want   string
+		is     error
+	}{
+		{name: "migrated", schema: r.schema},
+		{name: "nil pool", nilled: true, schema: r.schema, want: "the pool is nil"},
+		{name: "bad name", schema: "Bad-Name", want: "want 1 to 63 lower-case letters"},
+		{name: "not migrated", schema: "pgactor_never_migrated", want: "run pgactor.Migrate", is: ErrNoSchema},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pool := r.pool
+			if tt.nilled {
+				pool = nil
+			}
+			a, err := NewAdmin(pool, tt.schema)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatal(err)
+			case tt.want == "" && a.Schema() != tt.schema:
+				t.Errorf("Schema() = %q, want %q", a.Schema(), tt.schema)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("err = %v, want one saying %q", err, tt.want)
+			case tt.is != nil && !errors.Is(err, tt.is):
+				t.Errorf("err = %v, want one wrapping %v", err, tt.is)
+			}
+		})
+	}
+	// "" is DefaultSchema, whatever its version on this server.
+	v, err := Version(context.Background(), r.pool, DefaultSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAdmin(r.pool, "")
+	switch {
+	case v >= SchemaVersion && (err != nil || a.Schema() != DefaultSchema):
+		t.Errorf("NewAdmin(pool, \"\") = %v, %v; want the Admin of %q", a, err, DefaultSchema)
+	case v < SchemaVersion && (!errors.Is(err, ErrNoSchema) || !strings.Contains(err.Error(), `"`+DefaultSchema+`"`)):
+		t.Errorf("NewAdmin(pool, \"\") with %q at version %d: err = %v, want ErrNoSchema naming it", DefaultSchema, v, err)
+	}
+}
+
+// TestAdminTaskStates puts a task in each state the tables know and
+// checks the state Task reports, and the fields that say it; then that an
+// unknown ID, and another actor's task for an Actor, are ErrNoTask.
+func TestAdminTaskStates(t *testing.T) {
+	r := newRig(t)
+	admin := r.admin()
+	for _, tt := range []struct {
+		put   taskState
+		want  TaskState
+		owner string
+	}{
+		{stateQueued, TaskQueued, ""},
+		{stateScheduled, TaskScheduled, ""},
+		{stateRetrying, TaskRetrying, ""},
+		{stateRunning, TaskRunning, "this"},
+		{stateExpired, TaskRunning, "this"},
+		{stateCanceling, TaskCanceling, "this"},
+		{stateDead, TaskDead, ""},
+	} {
+		t.Run(tt.put.String(), func(t *testing.T) {
+			c := &moveCase{t: t, r: r, s: &store{pool: r.pool, schema: r.schema, actor: "states_" + tt.put.String(), owner: "this"}}
+			c.put(tt.put)
+			got, err := admin.Task(context.Background(), uint64(c.lease.id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ID != uint64(c.lease.id) || got.Actor != c.s.actor || got.State != tt.want || got.Owner != tt.owner ||
+				got.Type != "int" || string(got.Payload) != "1" || got.Runs != 2 {
+				t.Errorf("Task = %+v, want ID %d of %s, state %s, owner %q, type int, payload 1, runs 2", got, c.lease.id, c.s.actor, tt.want, tt.owner)
+			}
+			if dead := tt.want == TaskDead; dead != (got.Reason == "canceled" && !got.DeadAt.IsZero() && got.RunAt.IsZero()) {
+				t.Errorf("Task = %+v: a dead letter has a reason and DeadAt and no RunAt, and only a dead letter", got)
+			}
+		})
+	}
+	if _, err := admin.Task(context.Background(), 1<<40); !errors.Is(err, ErrNoTask) {
+		t.Errorf("Task(unknown) = %v, want ErrNoTask", err)
+	}
+	other := start[int](r, "states_other", nil, Config[int]{})
+	c := &moveCase{t: t, r: r, s: &store{pool: r.pool, schema: r.schema, actor: "states_mine"}}
+	c.put(stateQueued)
+	if _, err := other.Task(context.Background(), uint64(c.lease.id)); !errors.Is(err, ErrNoTask) {
+		t.Errorf("Actor.Task(another actor's task) = %v, want ErrNoTask", err)
+	}
+}
+
+// ids returns the IDs of a page's tasks.
+func ids(p TaskPage) []uint64 {
+	var out []uint64
+	for _, t := range p.Tasks {
+		out = append(out, t.ID)
+	}
+	return out
+}
+
+// TestAdminTasks lists tasks of two actors in every state with each
+// filter, and pages through them.
+func TestAdminTasks(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	admin := r.admin()
+	p := start[int](r, "list_p", nil, Config[int]{})
+	q := start[int](r, "list_q", nil, Config[int]{})
+	send := func(a *Actor[int], opts ...SendOption) uint64 {
+		t.Helper()
+		id, err := a.Send(ctx, 1, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	queued := send(p)
+	scheduled := send(p, After(time.Hour))
+	keyed := send(p, UniqueKey("k1"))
+	running := send(p)
+	r.exec(`UPDATE {s}.tasks SET owner = 'w', attempt = 1, available_at = now() + interval '1 hour' WHERE id = $1`, running)
+	dead := send(p)
+	if n, err := p.Cancel(ctx, dead); n != 1 || err != nil {
+		t.Fatalf("Cancel = %d, %v", n, err)
+	}
+	old := send(p)
+	r.exec(`UPDATE {s}.tasks SET enqueued_at = now() - interval '2 hours' WHERE id = $1`, old)
+	qs := []uint64{send(q), send(q, UniqueKey("k1"))}
+	all := []uint64{queued, scheduled, keyed, running, dead, old, qs[0], qs[1]}
+	slices.Sort(all)
+	hourAgo := time.Now().Add(-time.Hour)
+
+	for _, tt := range []struct {
+		name string
+		f    TaskFilter
+		want []uint64
+	}{
+		{"everything", TaskFilter{}, all},
+		{"actor", TaskFilter{Actor: "list_p"}, []uint64{queued, scheduled, keyed, running, dead, old}},
+		{"unknown actor", TaskFilter{Actor: "nobody"}, nil},
+		{"queued", TaskFilter{Actor: "list_p", States: []TaskState{TaskQueued}}, []uint64{queued, keyed, old}},
+		{"scheduled, running", TaskFilter{States: []TaskState{TaskScheduled, TaskRunning}}, []uint64{scheduled, running}},
+		{"dead", TaskFilter{States: []TaskState{TaskDead}}, []uint64{dead}},
+		{"key", TaskFilter{Key: "k1"}, []uint64{keyed, qs[1]}},
+		{"actor key", TaskFilter{Actor: "list_q", Key: "k1"}, []uint64{qs[1]}},
+		{"actor key dead", TaskFilter{Actor: "list_p", Key: "k1", States: []TaskState{TaskDead}}, nil},
+		{"until", TaskFilter{Until: hourAgo}, []uint64{old}},
+		{"since", TaskFilter{Actor: "list_p", Since: hourAgo}, []uint64{queued, scheduled, keyed, running, dead}},
+		{"after", TaskFilter{After: keyed}, all[slices.Index(all, keyed)+1:]},
+		{"limit", TaskFilter{Limit: 3}, all[:3]},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			page, err := admin.Tasks(ctx, tt.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(page); !slices.Equal(got, tt.want) {
+				t.Errorf("Tasks(%+v) = %v, want %v", tt.f, got, tt.want)
+			}
+			if tt.f.Actor != "" {
+				a := map[string]*Actor[int]{"list_p": p, "list_q": q}[tt.f.Actor]
+				if a == nil {
+					return
+				}
+				f := tt.f
+				f.Actor = ""
+				page, err := a.Tasks(ctx, f)
+				if got := ids(page); err != nil || !slices.Equal(got, tt.want) {
+					t.Errorf("%s.Tasks(%+v) = %v, %v, want %v", a.Name(), f, got, err, tt.want)
+				}
+			}
+		})
+	}
+
+	// Page by page, two at a time: every task once, in order, and the
+	// last page says it is.
+	var got []uint64
+	f := TaskFilter{Limit: 2}
+	for pages := 0; ; pages++ {
+		if pages > len(all) {
+			t.Fatalf("more than %d pages", len(all))
+		}
+		page, err := admin.Tasks(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ids(page)...)
+		if page.Next == 0 {
+			break
+		}
+		if page.Next != page.Tasks[len(page.Tasks)-1].ID {
+			t.Errorf("Next = %d, want the page's last ID %d", page.Next, page.Tasks[len(page.Tasks)-1].ID)
+		}
+		f.After = page.Next
+	}
+	if !slices.Equal(got, all) {
+		t.Errorf("paged %v, want %v", got, all)
+	}
+}
+
+// TestAdminTasksRefused checks that a bad filter is refused through the
+// Admin and the Actor, with ErrBadFilter.
+func TestAdminTasksRefused(t *testing.T) {
+	r := newRig(t)
+	a := start[int](r, "refused", nil, Config[int]{})
+	for _, f := range []TaskFilter{{Limit: MaxTaskLimit + 1}, {States: []TaskState{"lost"}}} {
+		if _, err := r.admin().Tasks(context.Background(), f); !errors.Is(err, ErrBadFilter) {
+			t.Errorf("Admin.Tasks(%+v) = %v, want ErrBadFilter", f, err)
+		}
+		if _, err := a.Tasks(context.Background(), f); !errors.Is(err, ErrBadFilter) {
+			t.Errorf("Actor.Tasks(%+v) = %v, want ErrBadFilter", f, err)
+		}
+	}
+}
+
+// TestAdminRunNowDelete checks which tasks RunNow moves and Delete
+// deletes, through the Admin and the Actor, and that Stats' identity
+// holds after a delete.
+func TestAdminRunNowDelete(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	admin := r.admin()
+	p := start[int](r, "runnow_p", nil, Config[int]{})
+	q := start[int](r, "runnow_q", nil, Config[int]{})
+	send := func(a *Actor[int], opts ...SendOption) uint64 {
+		t.Helper()
+		id, err := a.Send(ctx, 1, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	scheduled, queued, running, dead := send(p, After(time.Hour)), send(p), send(p), send(p)
+	r.exec(`UPDATE {s}.tasks SET owner = 'w', attempt = 1, available_at = now() + interval '1 hour' WHERE id = $1`, running)
+	if _, err := p.Cancel(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	other := send(q, After(time.Hour))
+	const unknown = 1 << 40
+
+	moved, err := admin.RunNow(ctx, scheduled, queued, running, dead, other, unknown)
+	if want := []uint64{scheduled, queued, other}; err != nil || !slices.Equal(moved, want) {
+		t.Errorf("Admin.RunNow = %v, %v, want %v", moved, err, want)
+	}
+	for id, want := range map[uint64]TaskState{scheduled: TaskQueued, queued: TaskQueued, running: TaskRunning, dead: TaskDead, other: TaskQueued} {
+		if got, err := admin.Task(ctx, id); err != nil || got.State != want {
+			t.Errorf("task %d after RunNow: %s, %v, want %s", id, got.State, err, want)
+		}
+	}
+	later := send(q, After(time.Hour))
+	moved, err = p.RunNow(ctx, later, running)
+	if err != nil || len(moved) != 0 {
+		t.Errorf("p.RunNow(q's task, a running task) = %v, %v, want none", moved, err)
+	}
+
+	deleted, err := admin.Delete(ctx, scheduled, running, dead, unknown)
+	if want := []uint64{scheduled, dead}; err != nil || !slices.Equal(deleted, want) {
+		t.Errorf("Admin.Delete = %v, %v, want %v", deleted, err, want)
+	}
+	if got, err := admin.Task(ctx, running); err != nil || got.State != TaskRunning {
+		t.Errorf("the running task after Delete: %+v, %v; want it running", got, err)
+	}
+	deleted, err = q.Delete(ctx, queued, later)
+	if want := []uint64{later}; err != nil || !slices.Equal(deleted, want) {
+		t.Errorf("q.Delete(p's task, q's task) = %v, %v, want %v", deleted, err, want)
+	}
+	s := stats(t, p)
+	if s.Accepted != 4 || s.DeadLettered != 2 || s.DeadLetters != 0 || s.Queued != 1 || s.Running != 1 {
+		t.Errorf("p's stats after deletes: %+v; want 4 accepted, 2 dead-lettered, none stored, 1 queued, 1 running", s)
+	}
+	stats(t, q)
+}
+
+// TestAdminCancelReplay cancels and replays tasks of two actors through
+// one Admin.
+func TestAdminCancelReplay(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	admin := r.admin()
+	p := start[int](r, "cancel_p", nil, Config[int]{})
+	q := start[int](r, "cancel_q", nil, Config[int]{})
+	a, _ := p.Send(ctx, 1)
+	b, _ := q.Send(ctx, 2)
+	if n, err := admin.Cancel(ctx, a, b, 1<<40); n != 2 || err != nil {
+		t.Fatalf("Cancel = %d, %v, want 2", n, err)
+	}
+	for _, id := range []uint64{a, b} {
+		if got, _ := admin.Task(ctx, id); got.State != TaskDead || got.Reason != ReasonCanceled.String() {
+			t.Errorf("task %d after Cancel: %+v", id, got)
+		}
+	}
+	replayed, err := admin.Replay(ctx, a, b)
+	if want := []uint64{a, b}; err != nil || !slices.Equal(replayed, want) {
+		t.Errorf("Replay = %v, %v, want %v", replayed, err, want)
+	}
+	for _, id := range []uint64{a, b} {
+		if got, _ := admin.Task(ctx, id); got.State != TaskQueued {
+			t.Errorf("task %d after Replay: %+v", id, got)
+		}
+	}
+}
+
+// TestAdminPause checks Pause, Resume, Actors and Stats.Paused, and that
+// an unknown actor is ErrNoActor and registers nothing.
+func TestAdminPause(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	admin := r.admin()
+	start[int](r, "pause_a", nil, Config[int]{})
+	b := start[int](r, "pause_b", nil, Config[int]{})
+	for name, op := range map[string]func(context.Context, string) error{"Pause": admin.Pause, "Resume": admin.Resume} {
+		if err := op(ctx, "nobody"); !errors.Is(err, ErrNoActor) || !strings.Contains(err.Error(), `"nobody"`) {
+			t.Errorf("%s(nobody) = %v, want ErrNoActor naming it", name, err)
+		}
+	}
+	if _, err := admin.Stats(ctx, "nobody"); !errors.Is(err, ErrNoActor) {
+		t.Errorf("Stats(nobody) = %v, want ErrNoActor", err)
+	}
+	if n := r.count(`SELECT count(*) FROM {s}.actors`); n != 2 {
+		t.Errorf("%d actors registered, want 2", n)
+	}
+
+	paused := func() map[string]time.Time {
+		t.Helper()
+		infos, err := admin.Actors(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]time.Time{}
+		for _, in := range infos {
+			if in.Paused != in.Stats.Paused || in.Paused == in.PausedAt.IsZero() {
+				t.Errorf("ActorInfo %+v: Paused, Stats.Paused and PausedAt disagree", in)
+			}
+			if in.Paused {
+				out[in.Name] = in.PausedAt
+			}
+		}
+		if len(infos) != 2 || infos[0].Name != "pause_a" || infos[1].Name != "pause_b" {
+			t.Errorf("Actors = %+v, want pause_a and pause_b", infos)
+		}
+		return out
+	}
+	if got := paused(); len(got) != 0 {
+		t.Errorf("paused before Pause: %v", got)
+	}
+	if err := admin.Pause(ctx, "pause_a"); err != nil {
+		t.Fatal(err)
+	}
+	first := paused()
+	if _, ok := first["pause_a"]; !ok || len(first) != 1 {
+		t.Errorf("paused after Pause(pause_a): %v", first)
+	}
+	if err := admin.Pause(ctx, "pause_a"); err != nil {
+		t.Fatal(err)
+	}
+	if again := paused(); !again["pause_a"].Equal(first["pause_a"]) {
+		t.Errorf("a second Pause moved PausedAt from %v to %v", first["pause_a"], again["pause_a"])
+	}
+	if err := b.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := stats(t, b); !s.Paused {
+		t.Errorf("b's Stats after b.Pause: %+v, want Paused", s)
+	}
+	if err := admin.Resume(ctx, "pause_a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := paused(); len(got) != 0 {
+		t.Errorf("paused after Resume: %v", got)
+	}
+}
