@@ -154,6 +154,17 @@
 // page by page, and [Actor.Replay] moves them back to the queue atomically:
 // a letter replayed by many callers at once moves once.
 //
+// # Operating
+//
+// [Admin] operates the actors of a schema without their payload types —
+// for an operator's tool or a console — and an Actor has the same for its
+// own tasks: [Admin.Tasks] pages through tasks, live and dead, in ID
+// order, through indexes; [Admin.RunNow] makes waiting tasks due now;
+// [Admin.Delete] deletes waiting tasks and dead letters, never a running
+// one; [Admin.Pause] stops every process from taking an actor's tasks
+// until [Admin.Resume], which notifies them. A handler that cannot do its
+// work yet returns [Snooze]: its task waits, its attempt not counted.
+//
 // # Shutdown
 //
 // [Actor.Close] stops taking tasks, lets the running handlers finish until
