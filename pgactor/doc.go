@@ -3,12 +3,16 @@
 // the death of any process and a restart of the server, and every replica
 // of a service shares one actor's work.
 //
-// Moving an actor from memory to PostgreSQL is a constructor change: the
-// handler is the same actor.Handler, it receives the same actor.Task, and
-// Config has the same ideas as actor.Config — fixed or elastic workers,
-// MaxAttempts, Backoff, a per-attempt Timeout, Grace, OnError — plus what
-// a shared queue needs: a Lease, a Heartbeat, a PollInterval, a Schema, a
-// Codec for payloads (JSON by default).
+// A handler moves from memory to PostgreSQL unchanged: it is the same
+// actor.Handler, it receives the same actor.Task, and Config has the same
+// ideas as actor.Config — fixed or elastic workers, MaxAttempts, Backoff,
+// a per-attempt Timeout, Grace, OnError — plus what a shared queue needs:
+// a Lease, a Heartbeat, a PollInterval, a Schema, a Codec for payloads
+// (JSON by default). The senders differ: Send returns the task's ID too
+// and takes this package's SendOptions, Stats reads the database and
+// needs a context, and there is no mailbox Capacity. Code that only sends
+// can be written once against an actor.Sender, which [Actor.Sender] and
+// the in-memory actor's Sender both return.
 //
 //	from, to, err := pgactor.Migrate(ctx, pool, pgactor.DefaultSchema) // once, or `actorpool migrate`
 //	audit, err := pgactor.New(ctx, pool, "audit", handler, pgactor.Config[Entry]{Workers: 8, MaxAttempts: 5})
@@ -181,6 +185,17 @@
 // headers name its schedule and period, and its handler reads them with
 // [ScheduledFor]. [UniqueFor] uses the same table to send at most one task
 // per key per period.
+//
+// # Operating
+//
+// [Admin] operates the actors of a schema without their payload types —
+// for an operator's tool or a console — and an Actor has the same for its
+// own tasks: [Admin.Tasks] pages through tasks, live and dead, in ID
+// order, through indexes; [Admin.RunNow] makes waiting tasks due now;
+// [Admin.Delete] deletes waiting tasks and dead letters, never a running
+// one; [Admin.Pause] stops every process from taking an actor's tasks
+// until [Admin.Resume], which notifies them. A handler that cannot do its
+// work yet returns [Snooze]: its task waits, its attempt not counted.
 //
 // # Shutdown
 //

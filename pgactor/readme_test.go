@@ -10,15 +10,24 @@ import (
 // code that Example compiles and runs: its lines are lines of
 // example_test.go, in the same order.
 func TestReadmeSample(t *testing.T) {
+	for _, heading := range []string{"## Durable actors", "## Operating durable actors", "### Snoozing a task"} {
+		checkSample(t, heading)
+	}
+}
+
+// checkSample checks that the first Go sample under heading in the README
+// is lines of example_test.go, in the same order.
+func checkSample(t *testing.T, heading string) {
+	t.Helper()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## Durable actors\n")
+	_, section, ok := strings.Cut(string(readme), "\n"+heading+"\n")
 	_, sample, ok2 := strings.Cut(section, "\n```go\n")
 	sample, _, ok3 := strings.Cut(sample, "\n```\n")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README.md has no Go sample under \"## Durable actors\"")
+		t.Fatalf("README.md has no Go sample under %q", heading)
 	}
 	example, err := os.ReadFile("example_test.go")
 	if err != nil {
@@ -35,7 +44,7 @@ func TestReadmeSample(t *testing.T) {
 			next++
 		}
 		if next == len(lines) {
-			t.Fatalf("the README's sample has %q, which example_test.go lacks (or has earlier): keep them in step", want)
+			t.Fatalf("the README's sample under %q has %q, which example_test.go lacks (or has earlier): keep them in step", heading, want)
 		}
 		next++
 	}

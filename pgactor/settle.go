@@ -20,6 +20,8 @@ import (
 //     began a transaction)
 //   - it failed: retried after the Backoff, or dead-lettered when the
 //     error is permanent or the attempts are spent (fail)
+//   - it returned Snooze: due again after its delay, the attempt not
+//     charged (snooze)
 //   - Cancel canceled it: dead-lettered (deadLetter)
 //   - Close stopped waiting for it: its lease given back (giveBack)
 //   - its lease was lost: nothing, since another worker may hold the task
@@ -45,6 +47,8 @@ func (a *Actor[T]) settle(worker string, l *lease, err error) *lease {
 		a.discard(l)
 		a.report(worker, l, err, true)
 		a.deadLetter(worker, l, ReasonCanceled, err, true)
+	case snoozed(err) != nil:
+		a.snooze(worker, l, snoozed(err).Delay)
 	default:
 		a.fail(worker, l, err)
 	}
@@ -133,10 +137,13 @@ func (a *Actor[T]) fail(worker string, l *lease, err error) {
 }
 
 // retryAt has the pump look for tasks at t, when this process's retry is
-// due, rather than at its next poll.
+// due, rather than at its next poll. A wake-up time already passed gives
+// way to t: the poke has the pump fetch now, which takes the task due
+// then, and keeping the passed time instead would have the next fetch
+// clear it and wait a whole poll for the task due at t.
 func (a *Actor[T]) retryAt(t time.Time) {
 	a.mu.Lock()
-	if a.wakeAt.IsZero() || t.Before(a.wakeAt) {
+	if a.wakeAt.IsZero() || t.Before(a.wakeAt) || !time.Now().Before(a.wakeAt) {
 		a.wakeAt = t
 	}
 	a.mu.Unlock()

@@ -84,8 +84,10 @@ func (s *store) taskInfo(ctx context.Context, id uint64) (t TaskInfo, ok bool, e
 // One actor's listing and every actor's are different statements, since
 // a generic plan for "actor = @actor OR @actor IS NULL" could not walk
 // an index on the actor; so are those with a unique key, whose live part
-// looks the key up in tasks_unique_key, once per actor, and sorts what it
-// finds: at most a row per actor.
+// looks the key up in tasks_unique_key, once per registered actor (every
+// actor registers itself before it sends), and sorts what it finds: at
+// most a row per actor. Dead letters have no index on their key: their
+// part walks them in id order until the page is full.
 const (
 	listFilter = `id > @after
 	AND (@since::timestamptz IS NULL OR enqueued_at >= @since) AND (@until::timestamptz IS NULL OR enqueued_at < @until)`

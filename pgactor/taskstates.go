@@ -76,6 +76,8 @@ var taskMoves = []taskMove{
 	{by: "completeOne", from: []taskState{stateRunning, stateExpired, stateCanceling}, to: stateCompleted, fence: fenceLease},
 	{by: "retry", from: []taskState{stateRunning, stateExpired, stateCanceling}, to: stateRetrying, fence: fenceLease},
 	{by: "deadLetter", from: []taskState{stateRunning, stateExpired, stateCanceling}, to: stateDead, fence: fenceLease},
+	{by: "snooze", when: "its first attempt", from: []taskState{stateRunning, stateExpired, stateCanceling}, to: stateScheduled, fence: fenceLease},
+	{by: "snooze", when: "a later attempt", from: []taskState{stateRunning, stateExpired, stateCanceling}, to: stateRetrying, fence: fenceLease},
 
 	// Cancel, Replay, DeleteDeadLetters.
 	{by: "cancelWaiting", from: []taskState{stateQueued, stateScheduled, stateRetrying}, to: stateDead,

@@ -223,6 +223,17 @@ var moveDrivers = map[string]moveDriver{
 		},
 	},
 	"deleteDeadLetters": {move: func(c *moveCase) { c.ok(c.s.deleteDeadLetters(context.Background(), []uint64{uint64(c.lease.id)})) }},
+	"snooze, its first attempt": {
+		move:   func(c *moveCase) { c.ok(c.s.snooze(context.Background(), c.lease, time.Hour)) },
+		refuse: func(c *moveCase) { c.ok(c.s.snooze(context.Background(), c.stale(), time.Hour)) },
+	},
+	"snooze, a later attempt": {
+		move: func(c *moveCase) {
+			c.r.exec(`UPDATE {s}.tasks SET attempt = 2 WHERE id = $1`, c.lease.id)
+			c.ok(c.s.snooze(context.Background(), c.lease, time.Hour))
+		},
+		refuse: func(c *moveCase) { c.ok(c.s.snooze(context.Background(), c.stale(), time.Hour)) },
+	},
 	"runNow": {
 		move:   func(c *moveCase) { c.ok(c.s.runNow(context.Background(), []uint64{uint64(c.lease.id)})) },
 		refuse: func(c *moveCase) { c.ok(c.s.runNow(context.Background(), []uint64{uint64(c.lease.id)})) },
