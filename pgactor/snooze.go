@@ -50,6 +50,7 @@ func (a *Actor[T]) snooze(worker string, l *lease, d time.Duration) {
 	}
 	a.discard(l)
 	if a.record(worker, l, "snooze", func(ctx context.Context) (int, error) { return a.store.snooze(ctx, l, d) }) {
+		l.trace.settled(OutcomeSnoozed)
 		a.retryAt(time.Now().Add(d))
 	}
 }

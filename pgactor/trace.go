@@ -109,9 +109,13 @@ const (
 	// OutcomeGivenBack: Close stopped waiting for the handler and gave the
 	// task back, its attempt not charged.
 	OutcomeGivenBack
+	// OutcomeSnoozed: the handler returned Snooze; the task is due again
+	// after the delay, its attempt not charged. AttemptResult.Err is the
+	// *SnoozeError.
+	OutcomeSnoozed
 )
 
-var outcomeNames = [...]string{"", "completed", "retried", "dead_lettered", "canceled", "lost", "given_back"}
+var outcomeNames = [...]string{"", "completed", "retried", "dead_lettered", "canceled", "lost", "given_back", "snoozed"}
 
 // String returns the outcome's name, such as "dead_lettered": the value
 // otelpgactor gives its outcome attribute.

@@ -234,6 +234,9 @@ func TestTraceAttemptOutcomes(t *testing.T) {
 		// worker's actor once the first attempt started.
 		act  func(t *testing.T, r *rig, a *Actor[int], id uint64)
 		want []step
+		// uncharged: no attempt is charged, so the Tracer is told of
+		// attempt 1 every time.
+		uncharged bool
 	}{
 		{name: "completed", handle: func(context.Context, int) error { return nil },
 			want: []step{{OutcomeCompleted, 0, false}}},
@@ -277,6 +280,15 @@ func TestTraceAttemptOutcomes(t *testing.T) {
 			// fetch takes it again during the test.
 			r.exec("UPDATE {s}.tasks SET owner = 'another process', available_at = now() + interval '1 hour' WHERE id = $1", int64(id))
 		}, want: []step{{OutcomeLost, 0, true}}},
+		{name: "snoozed, then completed", maxAttempts: 1, handle: func() func(context.Context, int) error {
+			var calls atomic.Int32
+			return func(context.Context, int) error {
+				if calls.Add(1) == 1 {
+					return Snooze(time.Millisecond)
+				}
+				return nil
+			}
+		}(), want: []step{{OutcomeSnoozed, 0, true}, {OutcomeCompleted, 0, false}}, uncharged: true},
 		{name: "undecodable", handle: func(context.Context, int) error { return nil },
 			want: []step{{OutcomeDeadLettered, ReasonUndecodable, true}}},
 	} {
@@ -311,8 +323,12 @@ func TestTraceAttemptOutcomes(t *testing.T) {
 			}
 			for i, w := range c.want {
 				got := workTracer.next(t)
-				if got.info.Actor != "outcomes" || got.info.ID != id || got.info.Type != "int" || got.info.Attempt != i+1 {
-					t.Errorf("attempt %d: info %+v, want actor outcomes, task %d, type int, attempt %d", i+1, got.info, id, i+1)
+				attempt := i + 1
+				if c.uncharged {
+					attempt = 1
+				}
+				if got.info.Actor != "outcomes" || got.info.ID != id || got.info.Type != "int" || got.info.Attempt != attempt {
+					t.Errorf("attempt %d: info %+v, want actor outcomes, task %d, type int, attempt %d", i+1, got.info, id, attempt)
 				}
 				if got.headers["trace"] != c.name {
 					t.Errorf("attempt %d: the tracer got headers %v, want the sender's, trace=%q", i+1, got.headers, c.name)
@@ -558,7 +574,7 @@ func TestTraceOffAllocatesNothing(t *testing.T) {
 func TestOutcomeString(t *testing.T) {
 	for o, want := range map[Outcome]string{
 		OutcomeCompleted: "completed", OutcomeRetried: "retried", OutcomeDeadLettered: "dead_lettered",
-		OutcomeCanceled: "canceled", OutcomeLost: "lost", OutcomeGivenBack: "given_back", 0: "Outcome(0)", 9: "Outcome(9)",
+		OutcomeCanceled: "canceled", OutcomeLost: "lost", OutcomeGivenBack: "given_back", OutcomeSnoozed: "snoozed", 0: "Outcome(0)", 9: "Outcome(9)",
 	} {
 		if got := o.String(); got != want {
 			t.Errorf("Outcome(%d).String() = %q, want %q", o, got, want)

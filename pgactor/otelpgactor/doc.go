@@ -22,9 +22,9 @@
 //
 // Each attempt has its own span. It ends once the attempt's outcome is
 // recorded, with actorpool.task.outcome set to completed, retried,
-// dead_lettered, canceled, lost or given_back (pgactor.Outcome), the
+// dead_lettered, canceled, lost, given_back or snoozed (pgactor.Outcome), the
 // handler's error recorded as an exception event with error.type, and
-// status Error for every outcome but completed and given_back (Close
+// status Error for every outcome but completed, given_back and snoozed (Close
 // gave the task back for another process, its attempt not charged); its
 // description is the outcome and the error. A dead-lettered task keeps
 // its headers, and a replayed one continues its send's trace: its next

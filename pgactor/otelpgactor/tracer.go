@@ -202,13 +202,13 @@ func (t *Tracer) StartAttempt(ctx context.Context, info pgactor.AttemptInfo, hea
 			span.SetAttributes(ReasonKey.String(res.Reason.String()))
 		}
 		measured := append(common, outcome)
-		if res.Err != nil {
+		if res.Err != nil && res.Outcome != pgactor.OutcomeSnoozed { // a snooze is no error
 			span.RecordError(res.Err, trace.WithTimestamp(end))
 			measured = append(measured, semconv.ErrorType(res.Err))
 			span.SetAttributes(semconv.ErrorType(res.Err))
 		}
 		switch res.Outcome {
-		case pgactor.OutcomeCompleted, pgactor.OutcomeGivenBack:
+		case pgactor.OutcomeCompleted, pgactor.OutcomeGivenBack, pgactor.OutcomeSnoozed:
 		default:
 			desc := res.Outcome.String()
 			if res.Err != nil {
