@@ -43,7 +43,7 @@ func (f fixed) Stats(context.Context) (pgactor.Stats, error) {
 var distinct = pgactor.Stats{
 	Accepted: 100, Completed: 60, DeadLettered: 7, Failed: 9, Retried: 8, Lost: 3, Replayed: 2,
 	Queued: 11, Scheduled: 12, Running: 13, Retrying: 14, DeadLetters: 5, OldestQueued: 1500 * time.Millisecond,
-	Workers: 16, Busy: 13, Idle: 3,
+	Workers: 16, Busy: 13, Idle: 3, Paused: true,
 }
 
 const wantDistinct = `
@@ -62,6 +62,9 @@ actorpool_actor_lost_runs_total{actor="audit",schema="jobs"} 3
 # HELP actorpool_actor_oldest_queued_seconds How long the task that has waited longest for a worker has waited.
 # TYPE actorpool_actor_oldest_queued_seconds gauge
 actorpool_actor_oldest_queued_seconds{actor="audit",schema="jobs"} 1.5
+# HELP actorpool_actor_paused 1 while a durable actor is paused (Admin.Pause): no process takes its tasks.
+# TYPE actorpool_actor_paused gauge
+actorpool_actor_paused{actor="audit",schema="jobs"} 1
 # HELP actorpool_actor_queued_tasks Tasks waiting for a worker.
 # TYPE actorpool_actor_queued_tasks gauge
 actorpool_actor_queued_tasks{actor="audit",schema="jobs"} 11
@@ -352,6 +355,9 @@ func TestPostgres(t *testing.T) {
 	if _, err := audit.SendBatch(ctx, []string{"ok", "ok"}, pgactor.After(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
+	if err := mail.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := mail.SendBatch(ctx, []string{"a", "b"}); err != nil {
 		t.Fatal(err)
 	}
@@ -377,6 +383,10 @@ actorpool_actor_busy_workers{actor="audit",schema="{s}"} 1
 # TYPE actorpool_actor_dead_letters gauge
 actorpool_actor_dead_letters{actor="audit",schema="{s}"} 0
 actorpool_actor_dead_letters{actor="mail",schema="{s}"} 0
+# HELP actorpool_actor_paused 1 while a durable actor is paused (Admin.Pause): no process takes its tasks.
+# TYPE actorpool_actor_paused gauge
+actorpool_actor_paused{actor="audit",schema="{s}"} 0
+actorpool_actor_paused{actor="mail",schema="{s}"} 1
 # HELP actorpool_actor_queued_tasks Tasks waiting for a worker.
 # TYPE actorpool_actor_queued_tasks gauge
 actorpool_actor_queued_tasks{actor="audit",schema="{s}"} 0

@@ -53,6 +53,7 @@
 //	actorpool_actor_lost_runs_total       runs taken over after their worker's lease ran out
 //	actorpool_actor_scheduled_tasks       sent to run later, not yet due
 //	actorpool_actor_dead_letters          dead letters stored now
+//	actorpool_actor_paused                1 while the actor is paused (Admin.Pause), else 0
 //
 // The in-memory actor's submitted, rejected, dropped and panics counters and
 // its blocked sends have no durable counterpart: a send that fails stores

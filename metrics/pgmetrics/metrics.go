@@ -46,6 +46,13 @@ var metricsOf = []metric{
 		func(s pgactor.Stats) int { return s.DeadLetters })},
 	{Series: series.GaugeSeconds("actorpool_actor_oldest_queued_seconds", "How long the task that has waited longest for a worker has waited.",
 		func(s pgactor.Stats) time.Duration { return s.OldestQueued })},
+	{Series: series.Gauge("actorpool_actor_paused", "1 while a durable actor is paused (Admin.Pause): no process takes its tasks.",
+		func(s pgactor.Stats) int {
+			if s.Paused {
+				return 1
+			}
+			return 0
+		})},
 
 	{Series: series.Gauge("actorpool_actor_workers", "Worker goroutines.",
 		func(s pgactor.Stats) int { return s.Workers }), local: true},
