@@ -189,7 +189,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 var releasedMigrations = map[int]string{
 	1: "0fbc41b16b0229500ff7e46cee90376f00309f86078e751fa0b529161fb52d22",
 	2: "ef1a1a8798b9ca2b20fe01c635fd4f2726ec9438e65bede52382fda164ef9796",
-	3: "1e2d3fe1fe3e640d255dfc1564992f7cb56d1d9a04e2b5096c1a637a3944bcf9",
+	3: "679d5ed67bec4f5312156ae88ce0e8bc34d99a9761807fe6d3a074dd29db8c6a",
 	4: "a9a32ffba49faaf2fa3a7409396cfe89ca1afc49e3db0054f50beb819f7b8ed5",
 }
 

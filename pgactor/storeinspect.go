@@ -75,14 +75,19 @@ func (s *store) taskInfo(ctx context.Context, id uint64) (t TaskInfo, ok bool, e
 }
 
 // The listing of tasks: the live tasks and the dead letters that match,
-// merged in id order. Each part is read in id order from an index and
-// stops at the page's end, and the merge sorts nothing, so that a page
-// costs what it returns and the rows its filters skip, however long the
-// tables are (TestTasksUseIndexes). A filter left empty is passed as NULL
+// merged in id order. Each part is read in id order from an index — the
+// primary key, or dead_letters_actor — and stops at the page's end, and
+// the merge sorts nothing, so that a page costs what it returns and the
+// rows its filters skip, however long the tables are
+// (TestTasksUseIndexes). For an actor with few live tasks among many, the
+// planner reads that actor's rows from the fetch's index, tasks_fetch,
+// and sorts them instead. No index on tasks (actor, id) serves the
+// listing: it would cost every fetch, heartbeat and retry a write
+// (migrate.go). A filter left empty is passed as NULL
 // (an empty array for the states), which makes its condition true.
 //
 // One actor's listing and every actor's are different statements, since
-// a generic plan for "actor = @actor OR @actor IS NULL" could not walk
+// a generic plan for "actor = @actor OR @actor IS NULL" could not use
 // an index on the actor; so are those with a unique key, whose live part
 // looks the key up in tasks_unique_key, once per registered actor (every
 // actor registers itself before it sends), and sorts what it finds: at

@@ -13,6 +13,7 @@ type planNode struct {
 	NodeType string     `json:"Node Type"`
 	Relation string     `json:"Relation Name"`
 	Index    string     `json:"Index Name"`
+	Cond     string     `json:"Index Cond"`
 	Plans    []planNode `json:"Plans"`
 }
 
@@ -34,15 +35,19 @@ func (n planNode) tree(indent string) string {
 }
 
 // sortsLittle reports whether the sort n sorts only what a part pruned
-// by a false condition returns (nothing), or the live tasks found by
-// their unique key (at most one per actor).
-func sortsLittle(n planNode) bool {
+// by a false condition returns (nothing), the live tasks found by their
+// unique key (at most one per actor), or, when few is set, the live tasks
+// of one actor read by the fetch's index, which the planner takes for an
+// actor with few tasks instead of walking the primary key past every
+// other actor's.
+func sortsLittle(n planNode, few bool) bool {
 	little := true
 	n.walk(func(c planNode) {
 		switch {
 		case c.Relation == "":
 		case c.Relation == "actors":
 		case c.Relation == "tasks" && c.Index == "tasks_unique_key":
+		case few && c.Relation == "tasks" && c.Index == "tasks_fetch" && strings.Contains(c.Cond, "actor ="):
 		default:
 			little = false
 		}
@@ -59,7 +64,7 @@ var paramTypes = map[string]string{
 
 // TestTasksUseIndexes checks that a page of tasks, with each filter, is
 // read through indexes in id order — no table scanned whole, nothing
-// sorted — from tables of 200,000 tasks and 50,000 dead letters with
+// sorted but one small actor's tasks (sortsLittle) — from tables of 200,000 tasks and 50,000 dead letters with
 // statistics, in the custom plans of the first executions of a prepared
 // statement and in the generic plan PostgreSQL may switch to after five.
 func TestTasksUseIndexes(t *testing.T) {
@@ -142,7 +147,7 @@ func TestTasksUseIndexes(t *testing.T) {
 					case "Seq Scan", "Bitmap Heap Scan":
 						t.Errorf("scans table %s whole (%s)", n.Relation, n.NodeType)
 					case "Sort", "Incremental Sort":
-						if !sortsLittle(n) {
+						if !sortsLittle(n, tt.f.Actor == "rare") {
 							t.Errorf("sorts the rows of a scan (%s)", n.NodeType)
 						}
 					case "Index Scan", "Index Only Scan":

@@ -2,7 +2,6 @@
 ALTER TABLE {s}.actors ADD COLUMN paused_at timestamptz;
 ALTER TABLE {s}.tasks ADD COLUMN headers jsonb;
 ALTER TABLE {s}.dead_letters ADD COLUMN headers jsonb;
-CREATE INDEX tasks_list ON {s}.tasks (actor, id);
 DROP FUNCTION {s}.fetch(text, integer, text, bigint);
 CREATE FUNCTION {s}.fetch(p_actor text, p_limit integer, p_owner text, p_lease_us bigint)
 RETURNS TABLE (task_id bigint, task_type text, task_payload bytea, task_enqueued timestamptz,
