@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/actorpool/actorpool/pgpool"
 )
@@ -21,14 +20,11 @@ type Admin struct {
 	schema string
 }
 
-// newAdminTimeout bounds NewAdmin's check of the schema's version.
-const newAdminTimeout = 30 * time.Second
-
 // NewAdmin returns an Admin of the actors in schema (DefaultSchema when
 // empty) on pool, after checking the schema's name, and that it has been
 // migrated to SchemaVersion: otherwise the error wraps ErrNoSchema and
-// says what to run. The check is bounded by 30 seconds.
-func NewAdmin(pool *pgpool.Pool, schema string) (*Admin, error) {
+// says what to run. ctx bounds that check; the Admin does not keep it.
+func NewAdmin(ctx context.Context, pool *pgpool.Pool, schema string) (*Admin, error) {
 	if schema == "" {
 		schema = DefaultSchema
 	}
@@ -38,8 +34,6 @@ func NewAdmin(pool *pgpool.Pool, schema string) (*Admin, error) {
 	if err := checkSchema(schema); err != nil {
 		return nil, fmt.Errorf("pgactor.NewAdmin: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), newAdminTimeout)
-	defer cancel()
 	if err := checkVersion(ctx, pool, schema); err != nil {
 		return nil, fmt.Errorf("pgactor.NewAdmin(%q): %w", schema, err)
 	}

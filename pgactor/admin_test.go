@@ -12,7 +12,7 @@ import (
 // newAdmin returns an Admin of the rig's schema.
 func (r *rig) admin() *Admin {
 	r.t.Helper()
-	a, err := NewAdmin(r.pool, r.schema)
+	a, err := NewAdmin(r.t.Context(), r.pool, r.schema)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestNewAdmin(t *testing.T) {
 			if tt.nilled {
 				pool = nil
 			}
-			a, err := NewAdmin(pool, tt.schema)
+			a, err := NewAdmin(t.Context(), pool, tt.schema)
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatal(err)
@@ -58,12 +58,12 @@ func TestNewAdmin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewAdmin(r.pool, "")
+	a, err := NewAdmin(t.Context(), r.pool, "")
 	switch {
 	case v >= SchemaVersion && (err != nil || a.Schema() != DefaultSchema):
-		t.Errorf("NewAdmin(pool, \"\") = %v, %v; want the Admin of %q", a, err, DefaultSchema)
+		t.Errorf("NewAdmin(ctx, pool, \"\") = %v, %v; want the Admin of %q", a, err, DefaultSchema)
 	case v < SchemaVersion && (!errors.Is(err, ErrNoSchema) || !strings.Contains(err.Error(), `"`+DefaultSchema+`"`)):
-		t.Errorf("NewAdmin(pool, \"\") with %q at version %d: err = %v, want ErrNoSchema naming it", DefaultSchema, v, err)
+		t.Errorf("NewAdmin(ctx, pool, \"\") with %q at version %d: err = %v, want ErrNoSchema naming it", DefaultSchema, v, err)
 	}
 }
 

@@ -113,7 +113,7 @@ func ExampleAdmin_Tasks() {
 		}
 	}
 
-	admin, err := pgactor.NewAdmin(pool, schema)
+	admin, err := pgactor.NewAdmin(ctx, pool, schema)
 	if err != nil {
 		log.Fatal(err)
 	}

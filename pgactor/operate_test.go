@@ -115,7 +115,7 @@ func TestResumeAndRunNowNotify(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	other := newPool(t, r.dsn, 2)
-	admin, err := NewAdmin(other, r.schema)
+	admin, err := NewAdmin(t.Context(), other, r.schema)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,9 @@ func serveConsole(ctx context.Context, f consoleFlags, stdout, stderr io.Writer)
 	if err != nil {
 		return fail("cannot connect to PostgreSQL at %s as %q: %v; is the server running, and is the URL right?", where, f.pool.ConnConfig.User, err)
 	}
-	admin, err := pgactor.NewAdmin(pool, f.schema)
+	cctx, cancel = context.WithTimeout(ctx, consoleConnectTimeout)
+	admin, err := pgactor.NewAdmin(cctx, pool, f.schema)
+	cancel()
 	if err != nil {
 		return fail("%v", err)
 	}

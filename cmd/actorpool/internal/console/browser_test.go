@@ -146,7 +146,7 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	admin, err := pgactor.NewAdmin(pool, schema)
+	admin, err := pgactor.NewAdmin(ctx, pool, schema)
 	if err != nil {
 		t.Fatal(err)
 	}
