@@ -130,14 +130,7 @@ func TestAdminTasks(t *testing.T) {
 	admin := r.admin()
 	p := start[int](r, "list_p", nil, Config[int]{})
 	q := start[int](r, "list_q", nil, Config[int]{})
-	send := func(a *Actor[int], opts ...SendOption) uint64 {
-		t.Helper()
-		id, err := a.Send(ctx, 1, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	send := func(a *Actor[int], opts ...SendOption) uint64 { return mustSend(t, a, opts...) }
 	queued := send(p)
 	scheduled := send(p, After(time.Hour))
 	keyed := send(p, UniqueKey("k1"))
@@ -246,14 +239,7 @@ func TestAdminRunNowDelete(t *testing.T) {
 	admin := r.admin()
 	p := start[int](r, "runnow_p", nil, Config[int]{})
 	q := start[int](r, "runnow_q", nil, Config[int]{})
-	send := func(a *Actor[int], opts ...SendOption) uint64 {
-		t.Helper()
-		id, err := a.Send(ctx, 1, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	send := func(a *Actor[int], opts ...SendOption) uint64 { return mustSend(t, a, opts...) }
 	scheduled, queued, running, dead := send(p, After(time.Hour)), send(p), send(p), send(p)
 	r.exec(`UPDATE {s}.tasks SET owner = 'w', attempt = 1, available_at = now() + interval '1 hour' WHERE id = $1`, running)
 	if _, err := p.Cancel(ctx, dead); err != nil {
@@ -395,4 +381,14 @@ func TestAdminPause(t *testing.T) {
 	if got := paused(); len(got) != 0 {
 		t.Errorf("paused after Resume: %v", got)
 	}
+}
+
+// mustSend sends a the payload 1 with opts, and returns the task's ID.
+func mustSend(t *testing.T, a *Actor[int], opts ...SendOption) uint64 {
+	t.Helper()
+	id, err := a.Send(t.Context(), 1, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

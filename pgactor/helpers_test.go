@@ -90,6 +90,13 @@ func quiet(t testing.TB) *slog.Logger {
 // start returns an actor in the rig's schema, closed when the test ends.
 func start[T any](r *rig, name string, h actor.Handler[T], cfg Config[T]) *Actor[T] {
 	r.t.Helper()
+	return startOn(r, r.pool, name, h, cfg)
+}
+
+// startOn is start with the actor on pool, as another process would run
+// it.
+func startOn[T any](r *rig, pool *pgpool.Pool, name string, h actor.Handler[T], cfg Config[T]) *Actor[T] {
+	r.t.Helper()
 	cfg.Schema = r.schema
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(r.t.Output(), nil))
@@ -97,7 +104,7 @@ func start[T any](r *rig, name string, h actor.Handler[T], cfg Config[T]) *Actor
 	if cfg.OnError == nil {
 		cfg.OnError = func(*actor.TaskError) {}
 	}
-	a, err := New(context.Background(), r.pool, name, h, cfg)
+	a, err := New(context.Background(), pool, name, h, cfg)
 	if err != nil {
 		r.t.Fatal(err)
 	}

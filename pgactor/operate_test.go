@@ -2,39 +2,12 @@ package pgactor
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
-	"github.com/actorpool/actorpool/pgpool"
 )
-
-// startOn is start with the actor on pool, as another process would run
-// it.
-func startOn[T any](r *rig, pool *pgpool.Pool, name string, h actor.Handler[T], cfg Config[T]) *Actor[T] {
-	r.t.Helper()
-	cfg.Schema = r.schema
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(r.t.Output(), nil))
-	}
-	if cfg.OnError == nil {
-		cfg.OnError = func(*actor.TaskError) {}
-	}
-	a, err := New(context.Background(), pool, name, h, cfg)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Close(ctx); err != nil {
-			r.t.Errorf("close %s: %v", name, err)
-		}
-	})
-	return a
-}
 
 // TestPauseAcrossProcesses runs one actor in two "processes" — two
 // instances on two pools, each with a listener of its own — pauses it
