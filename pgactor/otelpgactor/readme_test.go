@@ -1,42 +1,14 @@
 package otelpgactor_test
 
 import (
-	"os"
-	"strings"
 	"testing"
+
+	"github.com/actorpool/actorpool/internal/testenv"
 )
 
 // TestReadmeSample proves that the README's sample of tracing is code
 // that Example compiles and runs: its lines are lines of example_test.go,
 // in the same order.
 func TestReadmeSample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n### Tracing durable tasks\n")
-	_, sample, ok2 := strings.Cut(section, "\n```go\n")
-	sample, _, ok3 := strings.Cut(sample, "\n```\n")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("README.md has no Go sample under \"### Tracing durable tasks\"")
-	}
-	example, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(example), "\n")
-	next := 0
-	for _, want := range strings.Split(sample, "\n") {
-		want = strings.TrimSpace(want)
-		if want == "" {
-			continue
-		}
-		for next < len(lines) && strings.TrimSpace(lines[next]) != want {
-			next++
-		}
-		if next == len(lines) {
-			t.Fatalf("the README's sample has %q, which example_test.go lacks (or has earlier): keep them in step", want)
-		}
-		next++
-	}
+	testenv.CheckSample(t, "../../README.md", "### Tracing durable tasks", "example_test.go")
 }
