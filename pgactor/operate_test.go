@@ -11,10 +11,10 @@ import (
 
 // TestPauseAcrossProcesses runs one actor in two "processes" — two
 // instances on two pools, each with a listener of its own — pauses it
-// from one, and checks that neither takes the tasks sent meanwhile, over
-// some fifty polls of each; then resumes it from the other, and checks
-// that every task runs, on both: each instance's single worker holds its
-// first task until the other instance has taken one.
+// from one, and checks that no fetch takes the tasks sent meanwhile;
+// then resumes it from the other, and checks that every task runs, on
+// both: each instance's single worker holds its first task until the
+// other instance has taken one.
 func TestPauseAcrossProcesses(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
@@ -55,9 +55,19 @@ func TestPauseAcrossProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// An absence: the instances poll every 10 ms, so a fetch that took a
-	// paused actor's tasks would have run dozens of times by now.
-	time.Sleep(500 * time.Millisecond)
+	// Every process takes tasks through the fetch function: while the
+	// actor is paused, a fetch of the 20 tasks, rolled back, takes none
+	// (without the pause it would take those the instances have not).
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var taken int
+	err = tx.QueryRow(ctx, expand(r.schema, "SELECT count(*) FROM {s}.fetch('shared', $1, 'probe', 60000000)"), n).Scan(&taken)
+	tx.Rollback(ctx)
+	if err != nil || taken != 0 {
+		t.Fatalf("a fetch while the actor was paused took %d tasks (%v), want none", taken, err)
+	}
 	if got := ran.count(); got != 0 {
 		t.Fatalf("%d tasks ran while the actor was paused", got)
 	}
