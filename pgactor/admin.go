@@ -212,7 +212,7 @@ func cancelTasks(ctx context.Context, s *store, ids []uint64) (int, error) {
 
 // Pause pauses the actor named name, in every process running it: none
 // takes its tasks until Resume, and tasks sent meanwhile wait. Running
-// tasks run on. It fails with ErrNoActor, changing nothing, when no New
+// tasks run on. It fails with ErrUnknownActor, changing nothing, when no New
 // has registered the name in the schema. Pausing a paused actor keeps the
 // time it was first paused.
 func (a *Admin) Pause(ctx context.Context, name string) error {
@@ -221,7 +221,7 @@ func (a *Admin) Pause(ctx context.Context, name string) error {
 
 // Resume resumes the actor named name, paused by Pause, and notifies every
 // process running it, which takes its due tasks at once. It fails with
-// ErrNoActor, changing nothing, when no New has registered the name.
+// ErrUnknownActor, changing nothing, when no New has registered the name.
 func (a *Admin) Resume(ctx context.Context, name string) error {
 	return resume(ctx, a.store(name), a.err)
 }
@@ -232,7 +232,7 @@ func pause(ctx context.Context, s *store, wrap func(string, error) error) error 
 	case err != nil:
 		return wrap(fmt.Sprintf("pause %q", s.actor), err)
 	case !ok:
-		return wrap(fmt.Sprintf("pause %q", s.actor), ErrNoActor)
+		return wrap(fmt.Sprintf("pause %q", s.actor), ErrUnknownActor)
 	}
 	return nil
 }
@@ -243,14 +243,14 @@ func resume(ctx context.Context, s *store, wrap func(string, error) error) error
 	case err != nil:
 		return wrap(fmt.Sprintf("resume %q", s.actor), err)
 	case !ok:
-		return wrap(fmt.Sprintf("resume %q", s.actor), ErrNoActor)
+		return wrap(fmt.Sprintf("resume %q", s.actor), ErrUnknownActor)
 	}
 	return nil
 }
 
 // Stats reads the counters and gauges of the actor named name, as
 // ReadStats does; Workers, Busy and Idle are zero. It fails with
-// ErrNoActor when no New has registered the name.
+// ErrUnknownActor when no New has registered the name.
 func (a *Admin) Stats(ctx context.Context, name string) (Stats, error) {
 	return ReadStats(ctx, a.pool, a.schema, name)
 }

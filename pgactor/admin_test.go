@@ -311,7 +311,7 @@ func TestAdminCancelReplay(t *testing.T) {
 }
 
 // TestAdminPause checks Pause, Resume, Actors and Stats.Paused, and that
-// an unknown actor is ErrNoActor and registers nothing.
+// an unknown actor is ErrUnknownActor and registers nothing.
 func TestAdminPause(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
@@ -319,12 +319,12 @@ func TestAdminPause(t *testing.T) {
 	start[int](r, "pause_a", nil, Config[int]{})
 	b := start[int](r, "pause_b", nil, Config[int]{})
 	for name, op := range map[string]func(context.Context, string) error{"Pause": admin.Pause, "Resume": admin.Resume} {
-		if err := op(ctx, "nobody"); !errors.Is(err, ErrNoActor) || !strings.Contains(err.Error(), `"nobody"`) {
-			t.Errorf("%s(nobody) = %v, want ErrNoActor naming it", name, err)
+		if err := op(ctx, "nobody"); !errors.Is(err, ErrUnknownActor) || !strings.Contains(err.Error(), `"nobody"`) {
+			t.Errorf("%s(nobody) = %v, want ErrUnknownActor naming it", name, err)
 		}
 	}
-	if _, err := admin.Stats(ctx, "nobody"); !errors.Is(err, ErrNoActor) {
-		t.Errorf("Stats(nobody) = %v, want ErrNoActor", err)
+	if _, err := admin.Stats(ctx, "nobody"); !errors.Is(err, ErrUnknownActor) {
+		t.Errorf("Stats(nobody) = %v, want ErrUnknownActor", err)
 	}
 	if n := r.count(`SELECT count(*) FROM {s}.actors`); n != 2 {
 		t.Errorf("%d actors registered, want 2", n)

@@ -12,14 +12,10 @@ import (
 // library needs: run Migrate, or `actorpool migrate`.
 var ErrNoSchema = errors.New("pgactor: schema not migrated")
 
-// ErrUnknownActor is wrapped by the error ReadStats returns for an actor
-// name that no New has ever registered in the schema.
+// ErrUnknownActor is wrapped by the error of ReadStats, and of [Admin]
+// methods and schedules, for an actor name that no New has ever
+// registered in the schema.
 var ErrUnknownActor = errors.New("pgactor: unknown actor")
-
-// ErrNoActor is wrapped by the errors of [Admin] and [Actor] methods for an
-// actor name that no New has registered in the schema. It is
-// ErrUnknownActor under the name the Admin uses: errors.Is matches either.
-var ErrNoActor = ErrUnknownActor
 
 // ErrNoTask is wrapped by the error of [Admin.Task] and [Actor.Task] when
 // no live task and no dead letter has the ID.

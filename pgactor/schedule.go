@@ -154,7 +154,7 @@ func (e *SpecError) Unwrap() error { return e.Err }
 //
 // It fails with a *SpecError when spec is malformed or never fires, an
 // *EncodeError when the codec refuses the payload, and an error wrapping
-// ErrNoActor when the actor is no longer registered in the schema; then
+// ErrUnknownActor when the actor is no longer registered in the schema; then
 // nothing is stored.
 func (a *Actor[T]) Schedule(ctx context.Context, name, spec string, payload T, opts ...ScheduleOption) error {
 	o := scheduleOptions{typ: a.typ}
@@ -188,7 +188,7 @@ func (a *Actor[T]) Schedule(ctx context.Context, name, spec string, payload T, o
 	case err != nil && !isForeignKeyViolation(err):
 		return fmt.Errorf("pgactor: schedule %q on %q: %w", name, a.name, err)
 	case err != nil || !stored:
-		return fmt.Errorf("pgactor: schedule %q on %q: %w in schema %q", name, a.name, ErrNoActor, a.set.schema)
+		return fmt.Errorf("pgactor: schedule %q on %q: %w in schema %q", name, a.name, ErrUnknownActor, a.set.schema)
 	}
 	nudge(a.schedWake)
 	return nil
@@ -214,7 +214,7 @@ func (a *Actor[T]) Schedules(ctx context.Context) ([]ScheduleInfo, error) {
 
 // ListSchedules returns the schedules of the actor named actor in schema,
 // by name, for operators and tools that hold no Actor of its payload type.
-// It fails with an error wrapping ErrNoActor when no actor of that name
+// It fails with an error wrapping ErrUnknownActor when no actor of that name
 // is registered there.
 func ListSchedules(ctx context.Context, db Querier, schema, actor string) ([]ScheduleInfo, error) {
 	if err := checkSchema(schema); err != nil {
@@ -231,7 +231,7 @@ func ListSchedules(ctx context.Context, db Querier, schema, actor string) ([]Sch
 			return nil, fmt.Errorf("pgactor: schedules of %q: %w", actor, err)
 		}
 		if !known {
-			return nil, fmt.Errorf("pgactor: schedules of %q: %w in schema %q", actor, ErrNoActor, schema)
+			return nil, fmt.Errorf("pgactor: schedules of %q: %w in schema %q", actor, ErrUnknownActor, schema)
 		}
 	}
 	return infos, nil

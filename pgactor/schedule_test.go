@@ -183,8 +183,8 @@ func TestScheduleBadInput(t *testing.T) {
 		{"bad policy", func() error { return a.Schedule(t.Context(), "s", "@hourly", 1, OnMissed(7)) }, "neither RunOnce nor SkipMissed", nil},
 		{"empty type", func() error { return a.Schedule(t.Context(), "s", "@hourly", 1, ScheduleType("")) }, "ScheduleType: the name is empty", nil},
 		{"payload the codec refuses", func() error { return nan.Schedule(t.Context(), "s", "@hourly", math.NaN()) }, "cannot encode payload", nil},
-		{"actor gone", func() error { return gone.Schedule(t.Context(), "s", "@hourly", 1) }, `"gone"`, ErrNoActor},
-		{"list of an unknown actor", func() error { _, err := ListSchedules(t.Context(), r.pool, r.schema, "nobody"); return err }, `"nobody"`, ErrNoActor},
+		{"actor gone", func() error { return gone.Schedule(t.Context(), "s", "@hourly", 1) }, `"gone"`, ErrUnknownActor},
+		{"list of an unknown actor", func() error { _, err := ListSchedules(t.Context(), r.pool, r.schema, "nobody"); return err }, `"nobody"`, ErrUnknownActor},
 		{"remove what is not there", func() error { return RemoveSchedule(t.Context(), r.pool, r.schema, "bad", "s") }, `"s"`, ErrNoSchedule},
 		{"bad schema", func() error { _, err := ListSchedules(t.Context(), r.pool, "Bad-Schema", "bad"); return err }, "schema name", nil},
 	} {

@@ -126,7 +126,7 @@ func (a *memAdmin) pauseResume(what, actor string, paused bool) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("pgactor: %q: %w", actor, pgactor.ErrNoActor)
+	return fmt.Errorf("pgactor: %q: %w", actor, pgactor.ErrUnknownActor)
 }
 
 func (a *memAdmin) Pause(ctx context.Context, actor string) error {

@@ -82,7 +82,7 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, msg s
 // is not there, 500 for the rest.
 func (c *Console) failAdmin(w http.ResponseWriter, r *http.Request, what string, err error) {
 	switch {
-	case errors.Is(err, pgactor.ErrNoActor), errors.Is(err, pgactor.ErrNoTask):
+	case errors.Is(err, pgactor.ErrUnknownActor), errors.Is(err, pgactor.ErrNoTask):
 		c.fail(w, r, http.StatusNotFound, fmt.Sprintf("%s: %v", what, err))
 	default:
 		c.opts.Logger.Error("console: "+what, "err", err)
@@ -220,7 +220,7 @@ func (c *Console) tasksPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.Actor != "" && !slices.ContainsFunc(actors, func(a pgactor.ActorInfo) bool { return a.Name == f.Actor }) {
-		c.fail(w, r, http.StatusNotFound, fmt.Sprintf("actor %q: %v in schema %q", f.Actor, pgactor.ErrNoActor, c.admin.Schema()))
+		c.fail(w, r, http.StatusNotFound, fmt.Sprintf("actor %q: %v in schema %q", f.Actor, pgactor.ErrUnknownActor, c.admin.Schema()))
 		return
 	}
 	page, err := c.admin.Tasks(r.Context(), f)
