@@ -1,0 +1,94 @@
+package jsactor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// counters are what this process has counted and not yet added to the
+// counter stream.
+type counters struct {
+	n [len(counterNames)]atomic.Uint64
+}
+
+func counterIndex(name string) int {
+	for i, n := range counterNames {
+		if n == name {
+			return i
+		}
+	}
+	panic("jsactor: unknown counter " + name)
+}
+
+func (c *counters) add(name string, n uint64) { c.n[counterIndex(name)].Add(n) }
+
+// flushCounters adds this process's counts to the counter stream every
+// FlushInterval, and once more at Close.
+func (a *Actor[T]) flushCounters() {
+	defer a.bgWG.Done()
+	tick := time.NewTicker(a.set.flushEach)
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.stopCtx.Done():
+			return // Close flushes once the workers are done
+		case <-tick.C:
+			if err := a.flush(a.stopCtx); err != nil && a.stopCtx.Err() == nil {
+				a.log.Warn("could not add the counters to the counter stream; keeping them for the next try", "error", err)
+			}
+		}
+	}
+}
+
+// flush adds each counter's count to its subject in the counter stream;
+// a count not acknowledged is kept for the next flush. A count whose
+// acknowledgement was lost after the server stored it is counted twice:
+// counters are the one figure of Stats that a fault can make too high.
+func (a *Actor[T]) flush(ctx context.Context) error {
+	var errs []error
+	for i, name := range counterNames {
+		n := a.counts.n[i].Swap(0)
+		if n == 0 {
+			continue
+		}
+		m := &nats.Msg{Subject: a.l.countSubject(name), Header: nats.Header{hdrIncr: []string{"+" + strconv.FormatUint(n, 10)}}}
+		try, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := a.js.PublishMsg(try, m)
+		cancel()
+		if err != nil {
+			a.counts.n[i].Add(n)
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readCounter reads a counter's total from the counter stream.
+func readCounter(ctx context.Context, st jetstream.Stream, subject string) (uint64, error) {
+	m, err := st.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var v struct {
+		Val string `json:"val"`
+	}
+	if err := json.Unmarshal(m.Data, &v); err != nil {
+		return 0, fmt.Errorf("counter %s holds %q, not a count: %w", subject, m.Data, err)
+	}
+	n, err := strconv.ParseUint(v.Val, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("counter %s holds %q, not a count: %w", subject, v.Val, err)
+	}
+	return n, nil
+}

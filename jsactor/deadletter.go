@@ -1,0 +1,209 @@
+package jsactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/names"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Reason is why a task went to the dead letters.
+type Reason uint8
+
+// The reasons, with the names of pgactor's.
+const (
+	// ReasonMaxAttempts: the task failed Config.MaxAttempts times.
+	ReasonMaxAttempts Reason = iota + 1
+	// ReasonPermanent: the handler failed with an error marked
+	// actor.Permanent.
+	ReasonPermanent
+	// ReasonLost: the task's workers were lost — killed, frozen or cut off
+	// past the lease — more than Config.MaxLost times, or on its last
+	// attempt.
+	ReasonLost
+	// ReasonUndecodable: the stored payload no longer decodes (see Codec).
+	ReasonUndecodable
+)
+
+var reasonNames = names.New[Reason]("jsactor", "dead-letter reason", "Reason",
+	"max attempts", "permanent error", "lost", "undecodable")
+
+// String returns the reason's name, such as "max attempts".
+func (r Reason) String() string { return reasonNames.String(r) }
+
+// MarshalText encodes r as its name.
+func (r Reason) MarshalText() ([]byte, error) { return reasonNames.Marshal(r) }
+
+// UnmarshalText decodes a name written by MarshalText.
+func (r *Reason) UnmarshalText(text []byte) (err error) {
+	*r, err = reasonNames.Unmarshal(text)
+	return err
+}
+
+// A DeadLetter is a task that will not run again unless replayed, with
+// why.
+type DeadLetter[T any] struct {
+	// ID is the dead letter's own: its sequence in the dead-letter stream,
+	// which Replay and DeleteDeadLetters take.
+	ID    uint64
+	Actor string
+	// Task is the task as it last ran: Task.ID is its ID while it lived,
+	// Task.Attempt its last attempt. Task.Payload is the zero value when
+	// DecodeErr is set.
+	Task   actor.Task[T]
+	Reason Reason
+	// Err is the error of the task's last failed attempt, as its message;
+	// nil if no attempt failed.
+	Err error
+	// Attempts is how many times a handler ran for the task, lost runs
+	// included; Lost how many of those runs lost their worker.
+	Attempts  int
+	Lost      int
+	UniqueKey string
+	// Started is when its last run began; zero if it never ran.
+	Started time.Time
+	// Time is when it was dead-lettered.
+	Time time.Time
+	// Raw is the stored payload, as the codec encoded it.
+	Raw []byte
+	// DecodeErr is the codec's error when Raw no longer decodes.
+	DecodeErr error
+}
+
+// A LetterFilter selects dead letters; its zero value selects the first
+// hundred.
+type LetterFilter struct {
+	Reason  Reason // only this reason; 0 for all
+	Type    string // only this task type; "" for all
+	AfterID uint64 // only IDs above this one, to read page after page
+	Limit   int    // at most this many; 0 means 100
+}
+
+// DeadLetters returns the dead letters f selects, in the order they were
+// stored.
+func (a *Actor[T]) DeadLetters(ctx context.Context, f LetterFilter) ([]DeadLetter[T], error) {
+	if f.Limit < 0 {
+		return nil, fmt.Errorf("jsactor: dead letters of %q: Limit %d: must be 0 (a hundred) or more", a.name, f.Limit)
+	}
+	limit := f.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	st, err := a.js.Stream(ctx, a.l.deadStream())
+	if err != nil {
+		return nil, fmt.Errorf("jsactor: dead letters of %q: %w", a.name, err)
+	}
+	var out []DeadLetter[T]
+	for seq := f.AfterID + 1; len(out) < limit; {
+		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(a.l.deadSubject()))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			return out, fmt.Errorf("jsactor: dead letters of %q: read from %d: %w", a.name, seq, err)
+		}
+		seq = m.Sequence + 1
+		d := a.letter(m)
+		if (f.Reason == 0 || d.Reason == f.Reason) && (f.Type == "" || d.Task.Type == f.Type) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// letter reads a dead letter from its message.
+func (a *Actor[T]) letter(m *jetstream.RawStreamMsg) DeadLetter[T] {
+	rec := readRecord(m.Header, 0, time.Time{})
+	d := DeadLetter[T]{
+		ID: m.Sequence, Actor: a.name, Attempts: headerInt(m.Header, hdrAttempts), Lost: rec.lost,
+		UniqueKey: rec.key, Started: rec.started, Time: m.Time, Raw: m.Data,
+	}
+	_ = d.Reason.UnmarshalText([]byte(m.Header.Get(hdrReason)))
+	if rec.lastErr != "" {
+		d.Err = storedError(rec.lastErr)
+	}
+	typ := rec.typ
+	if typ == "" {
+		typ = a.typ
+	}
+	d.Task = actor.Task[T]{ID: rec.id, Type: typ, Attempt: d.Attempts, Enqueued: rec.enqueued}
+	if p, err := a.codec.Decode(m.Data); err != nil {
+		d.DecodeErr = err
+	} else {
+		d.Task.Payload = p
+	}
+	return d
+}
+
+// Replay sends the dead letters with the given IDs again, as new tasks
+// with their payloads, types and unique keys, and deletes them; it returns
+// the new tasks' IDs in order. Each replay's message ID is derived from
+// the dead letter's, so a replay repeated — twice at once, or after a
+// failure between the send and the delete — stores one task as long as it
+// comes within Config.DedupWindow. An ID that no dead letter has fails
+// with ErrNoTask.
+func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) {
+	dead, err := a.js.Stream(ctx, a.l.deadStream())
+	if err != nil {
+		return nil, fmt.Errorf("jsactor: replay on %q: %w", a.name, err)
+	}
+	out := make([]uint64, 0, len(ids))
+	for _, id := range ids {
+		m, err := dead.GetMsg(ctx, id)
+		if errors.Is(err, jetstream.ErrMsgNotFound) || err == nil && m.Subject != a.l.deadSubject() {
+			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, ErrNoTask)
+		}
+		if err != nil {
+			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, err)
+		}
+		key := m.Header.Get(hdrKey)
+		h := nats.Header{}
+		for _, name := range []string{hdrType, hdrKey} {
+			if v := m.Header.Get(name); v != "" {
+				h.Set(name, v)
+			}
+		}
+		h.Set(hdrReplayOf, strconv.FormatUint(id, 10))
+		msg := &nats.Msg{Subject: a.l.subject(placeReady, keyToken(key)), Header: h, Data: m.Data}
+		before := a.counts.n[counterIndex(countAccepted)].Load()
+		seq, err := a.publish(ctx, msg, "replay-"+a.l.deadStream()+"-"+strconv.FormatUint(id, 10), key)
+		if err != nil {
+			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, err)
+		}
+		if a.counts.n[counterIndex(countAccepted)].Load() != before {
+			a.counts.add(countReplayed, 1)
+		}
+		if err := dead.DeleteMsg(ctx, id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			return append(out, seq), fmt.Errorf("jsactor: dead letter %d of %q was replayed as task %d, but not deleted (replaying it again within the dedup window stores nothing): %w", id, a.name, seq, err)
+		}
+		out = append(out, seq)
+	}
+	return out, nil
+}
+
+// DeleteDeadLetters deletes the dead letters with the given IDs and
+// returns how many there were.
+func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, error) {
+	dead, err := a.js.Stream(ctx, a.l.deadStream())
+	if err != nil {
+		return 0, fmt.Errorf("jsactor: delete dead letters of %q: %w", a.name, err)
+	}
+	n := 0
+	for _, id := range ids {
+		err := dead.DeleteMsg(ctx, id)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound), apiCode(err) == jetstream.JSErrCodeMessageNotFound:
+		case err != nil:
+			return n, fmt.Errorf("jsactor: delete dead letter %d of %q: %w", id, a.name, err)
+		default:
+			n++
+		}
+	}
+	return n, nil
+}

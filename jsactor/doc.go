@@ -1,0 +1,130 @@
+// Package jsactor runs the task actor of package actor over NATS
+// JetStream, so that tasks survive the death of any process, every
+// process connected to the same NATS shares one actor's work, and the
+// queue scales with a NATS cluster rather than with one PostgreSQL
+// primary.
+//
+// A handler moves unchanged: it is the same actor.Handler, it receives
+// the same actor.Task, and Config has the ideas of actor.Config and
+// pgactor.Config — Workers, MaxAttempts, Backoff, a per-attempt Timeout,
+// Grace, OnError, a Lease renewed by a Heartbeat, MaxLost — and Stats has
+// pgactor.Stats's shape. Code that only sends can be written once against
+// an actor.Sender, which [Actor.Sender] returns.
+//
+//	nc, err := nats.Connect(url) // or jsserver.Start for an embedded server
+//	audit, err := jsactor.New(ctx, nc, "audit", handler, jsactor.Config[Entry]{Workers: 8, MaxAttempts: 5})
+//	id, err := audit.Send(ctx, Entry{User: "ann", Action: "login"})
+//
+// This package does not import the NATS server: a program that connects to
+// a remote NATS compiles only the client. Package jsserver runs a server
+// inside the process, the default of `actorpool demo --jetstream`.
+//
+// # Layout
+//
+// An actor named "audit" under the default Prefix "actorpool" owns three
+// streams, which New creates, or checks when they exist:
+//
+//   - actorpool_audit, a work-queue stream: ready tasks on
+//     actorpool.audit.r.<key>, tasks sent to run later on
+//     actorpool.audit.d.<key>, retries waiting for their backoff on
+//     actorpool.audit.b.<key>, where <key> is "_", or a hash of the task's
+//     unique key. Three durable pull consumers read it: "run" feeds the
+//     workers, "delayed" and "backoff" move tasks that have come due to
+//     the ready subject.
+//   - actorpool_audit_dead, the dead letters, on actorpool.audit.dead.
+//   - actorpool_audit_counts, a counter stream that holds the actor's
+//     counters across every process (see Stats).
+//
+// A task's ID is the stream sequence at which its send was stored, and it
+// stays the same when the task is retried, given back or comes due. A
+// replayed dead letter is a new task, with a new ID.
+//
+// # Guarantees
+//
+// Send returns once the stream has stored the task (its publish was
+// acknowledged); from then on the task survives kill -9 of any process
+// and, as far as the server's own durability setting goes, of the server
+// (see package jsserver: an R3 stream on a three-node cluster for
+// production). Each send carries a message ID, and a send that Send
+// retries after a lost acknowledgement is stored once, as long as the
+// retry reaches the server within the stream's duplicate window
+// (Config.DedupWindow, two minutes by default). Two Sends of the same
+// payload are two tasks; pass [MsgID] to make a send idempotent across
+// calls or processes, within the same window.
+//
+// A handler runs at least once per task, and more than once when a worker
+// dies, freezes or is cut off after the handler started and before its
+// acknowledgement reached the server. Effects should be idempotent (the
+// task's ID is stable across runs). There is no transactional send and
+// no exactly-once effect: for those use package pgactor, whose sends can
+// join the caller's transaction and whose handlers can write in the
+// task's own.
+//
+// # Leases and what JetStream cannot promise
+//
+// A worker holds a task for Config.Lease (the consumer's ack wait, five
+// seconds by default), which the process renews for all its running
+// tasks every Config.Heartbeat with in-progress acknowledgements,
+// followed by a round trip to the server. A task whose worker died is
+// delivered again once its lease runs out, to whichever worker asks next:
+// within Lease plus a fetch, about six seconds by default.
+//
+// The server accepts an acknowledgement that arrives after the ack wait,
+// even once the message was delivered to another worker (nats-server
+// issues 4786 and 6937). So each worker fences itself: it counts a lease
+// as held only until Lease after the moment it sent the request or the
+// renewal that the server has since confirmed, on its own monotonic
+// clock, less a tenth of the Lease. A worker that cannot prove its lease
+// still holds cancels its handler's context with cause [ErrLeaseLost] and
+// neither acknowledges, retries nor dead-letters the task: its result is
+// dropped and the task runs again elsewhere. What remains is a window
+// that no client can close: a process frozen (SIGSTOP, a long GC pause,
+// a VM stall) after it checked its lease and before its acknowledgement
+// left; and, in a cluster, a renewal confirmed by the server the client
+// is connected to but not yet applied by the consumer's leader. An
+// acknowledgement sent in that window removes the task even if another
+// worker is running it; the other worker's own result is then refused by
+// the server and logged.
+//
+// # Attempts, retries and dead letters
+//
+// An attempt is charged when a handler runs and when its worker is lost;
+// a task given back at Close or snoozed is not charged. JetStream counts
+// every delivery, so the count the actor needs travels with the message:
+// a retry, a give-back, a snooze and a due task each publish a copy of
+// the task carrying its ID, attempts charged and runs lost so far, and
+// its last error, then acknowledge the original. Each copy has a message
+// ID derived from the task's ID and the copy's generation, so a copy
+// published twice — its worker died between the publish and the
+// acknowledgement, and the next delivery of the original published it
+// again — is stored once.
+//
+// A failed attempt waits for its backoff (Config.Backoff) as a copy on
+// the backoff subject, held by the backoff consumer with a negative
+// acknowledgement delayed until the task is due. A task that failed
+// MaxAttempts times, failed with an error marked actor.Permanent, whose
+// workers were lost more than MaxLost times, or whose payload no longer
+// decodes goes to the dead-letter stream with its reason, last error,
+// attempts and times ([DeadLetter]). [Actor.Replay] moves a dead letter
+// back exactly once.
+//
+// # Order
+//
+// Tasks are delivered in the order the stream stored them; with several
+// workers and processes, that is the order they start in, not the order
+// they end in. A retried, given-back or delayed task joins the end of the
+// queue when it comes due. JetStream has no per-message priority: the
+// Priority option of pgactor has no counterpart here, and [Priority] is
+// refused with [ErrPriority].
+//
+// # Stats
+//
+// [Actor.Stats] reads the counters from the counter stream and the gauges
+// from the consumers' state. The counters are kept by each process and
+// added to the stream every Config.FlushInterval and at Close: they are
+// exact once every process that ran the actor has closed, and are short
+// by at most one interval of a process killed. The gauges are each exact
+// as the server reports them, but they are read one after another, so
+// Accepted = Completed + DeadLettered + Queued + Scheduled + Running +
+// Retrying holds only while the actor is still.
+package jsactor

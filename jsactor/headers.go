@@ -1,0 +1,143 @@
+package jsactor
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The headers a task's message carries. A message just sent carries only
+// what its send set; a copy — a retry, a give-back, a snooze, a task come
+// due — carries what the actor must remember across it, since the
+// server's delivery count starts again with each copy.
+const (
+	hdrType     = "Actorpool-Type"     // the task's type, when WithType named one
+	hdrKey      = "Actorpool-Key"      // the unique key, as sent
+	hdrID       = "Actorpool-Id"       // the task's ID, on a copy
+	hdrEnqueued = "Actorpool-Enqueued" // when the task was first stored, Unix nanoseconds, on a copy
+	hdrDue      = "Actorpool-Due"      // when a delayed task or a retry is due, Unix nanoseconds
+	hdrCharged  = "Actorpool-Charged"  // attempts charged before this copy
+	hdrLost     = "Actorpool-Lost"     // runs lost before this copy
+	hdrGen      = "Actorpool-Gen"      // how many copies came before this one
+	hdrError    = "Actorpool-Error"    // the last failed attempt's error
+	hdrStarted  = "Actorpool-Started"  // when the last run began, Unix nanoseconds
+
+	hdrReason   = "Actorpool-Reason"   // on a dead letter: why
+	hdrAttempts = "Actorpool-Attempts" // on a dead letter: runs, lost ones included
+	hdrReplayOf = "Actorpool-Replay-Of"
+
+	hdrIncr = "Nats-Incr" // adds to a counter stream's subject
+)
+
+// maxErrorLen bounds an error message kept in a header.
+const maxErrorLen = 1024
+
+// A record is what a task's message says about it.
+type record struct {
+	id       uint64
+	typ      string
+	key      string
+	enqueued time.Time
+	due      time.Time
+	charged  int
+	lost     int
+	gen      int
+	lastErr  string
+	started  time.Time
+}
+
+// readRecord reads the record of msg, stored at seq at stamp.
+func readRecord(h nats.Header, seq uint64, stamp time.Time) record {
+	r := record{
+		id: seq, typ: h.Get(hdrType), key: h.Get(hdrKey), enqueued: stamp,
+		charged: headerInt(h, hdrCharged), lost: headerInt(h, hdrLost), gen: headerInt(h, hdrGen),
+		lastErr: h.Get(hdrError), due: headerTime(h, hdrDue), started: headerTime(h, hdrStarted),
+	}
+	if id, err := strconv.ParseUint(h.Get(hdrID), 10, 64); err == nil && id > 0 {
+		r.id = id
+	}
+	if t := headerTime(h, hdrEnqueued); !t.IsZero() {
+		r.enqueued = t
+	}
+	return r
+}
+
+// header returns the headers of a copy of r: gen is the copy's
+// generation.
+func (r *record) header() nats.Header {
+	h := nats.Header{}
+	h.Set(hdrID, strconv.FormatUint(r.id, 10))
+	h.Set(hdrEnqueued, strconv.FormatInt(r.enqueued.UnixNano(), 10))
+	h.Set(hdrGen, strconv.Itoa(r.gen))
+	if r.typ != "" {
+		h.Set(hdrType, r.typ)
+	}
+	if r.key != "" {
+		h.Set(hdrKey, r.key)
+	}
+	if !r.due.IsZero() {
+		h.Set(hdrDue, strconv.FormatInt(r.due.UnixNano(), 10))
+	}
+	if r.charged > 0 {
+		h.Set(hdrCharged, strconv.Itoa(r.charged))
+	}
+	if r.lost > 0 {
+		h.Set(hdrLost, strconv.Itoa(r.lost))
+	}
+	if r.lastErr != "" {
+		h.Set(hdrError, r.lastErr)
+	}
+	if !r.started.IsZero() {
+		h.Set(hdrStarted, strconv.FormatInt(r.started.UnixNano(), 10))
+	}
+	return h
+}
+
+// copyID is the message ID of r's copy of generation gen: the same copy
+// published twice is stored once.
+func copyID(r *record) string {
+	return "c-" + strconv.FormatUint(r.id, 10) + "-" + strconv.Itoa(r.gen)
+}
+
+// errorText is err as a header keeps it.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := err.Error()
+	if len(s) > maxErrorLen {
+		s = s[:maxErrorLen] + "…"
+	}
+	// A header value ends at a line break.
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\r' || c == '\n' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+func headerInt(h nats.Header, name string) int {
+	n, _ := strconv.Atoi(h.Get(name))
+	return max(n, 0)
+}
+
+func headerTime(h nats.Header, name string) time.Time {
+	n, err := strconv.ParseInt(h.Get(name), 10, 64)
+	if err != nil || n <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// recordOf reads the record of a delivered message.
+func recordOf(msg jetstream.Msg) (record, jetstream.MsgMetadata, error) {
+	md, err := msg.Metadata()
+	if err != nil {
+		return record{}, jetstream.MsgMetadata{}, err
+	}
+	return readRecord(msg.Headers(), md.Sequence.Stream, md.Timestamp), *md, nil
+}

@@ -1,0 +1,226 @@
+package jsactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// A SendOption sets a property of the task being sent.
+type SendOption func(*sendOptions)
+
+type sendOptions struct {
+	runAt    time.Time
+	after    time.Duration
+	key      string
+	typ      string
+	msgID    string
+	priority bool
+}
+
+// RunAt makes the task due at t rather than now. It waits on the delayed
+// subject, held by no worker, and joins the ready tasks within about a
+// millisecond of t (later when the delayed consumer is busy).
+func RunAt(t time.Time) SendOption { return func(o *sendOptions) { o.runAt = t } }
+
+// After makes the task due d from now.
+func After(d time.Duration) SendOption { return func(o *sendOptions) { o.after = d } }
+
+// UniqueKey refuses the send, with a [*DuplicateError], while a live task
+// of the actor — ready, delayed, running or waiting for a retry — has the
+// same key. Once that task completes or is dead-lettered, the key is free.
+// The server checks it when it stores the message, so two processes
+// sending the same key at once store one task.
+func UniqueKey(key string) SendOption { return func(o *sendOptions) { o.key = key } }
+
+// WithType names the kind of work a task is, such as "sendInvoice"; the
+// name appears in logs, errors and dead letters. Without it a task's type
+// is the Go type of its payload.
+func WithType(name string) SendOption { return func(o *sendOptions) { o.typ = name } }
+
+// MsgID sets the message ID the server deduplicates the send by: a second
+// send with the same ID within Config.DedupWindow is not stored again, and
+// returns the first one's task ID. Without it each Send has an ID of its
+// own, which covers only Send's own retries. With SendBatch, each task's
+// ID is id followed by "/" and its index.
+func MsgID(id string) SendOption { return func(o *sendOptions) { o.msgID = id } }
+
+// Priority is refused with [ErrPriority]: JetStream has no per-message
+// priority. It exists so that code moved from pgactor fails with an error
+// that says so, rather than to compile differently.
+func Priority(p int16) SendOption { return func(o *sendOptions) { o.priority = true } }
+
+// Send stores a task with payload and returns its ID once the stream has
+// acknowledged it. A publish whose acknowledgement does not come in time is
+// sent again with the same message ID until ctx ends, so that a lost
+// acknowledgement does not store the task twice.
+func (a *Actor[T]) Send(ctx context.Context, payload T, opts ...SendOption) (uint64, error) {
+	ids, err := a.send(ctx, []T{payload}, opts, false)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// SendBatch stores a task for each payload, published together, and
+// returns their IDs in order. It is not atomic: on an error, the IDs of
+// the tasks stored are set and the others are 0, and the error joins each
+// failure. Sending the same batch again with MsgID stores only the ones
+// missing.
+func (a *Actor[T]) SendBatch(ctx context.Context, payloads []T, opts ...SendOption) ([]uint64, error) {
+	return a.send(ctx, payloads, opts, true)
+}
+
+func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, batch bool) ([]uint64, error) {
+	var o sendOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.priority {
+		return nil, fmt.Errorf("jsactor: send to %q: %w", a.name, ErrPriority)
+	}
+	if o.key != "" && len(payloads) > 1 {
+		return nil, fmt.Errorf("jsactor: send to %q: UniqueKey with a batch of %d tasks: a key names one task", a.name, len(payloads))
+	}
+	msgs := make([]*nats.Msg, len(payloads))
+	ids := make([]string, len(payloads))
+	now := time.Now()
+	due := o.runAt
+	if o.after > 0 {
+		due = now.Add(o.after)
+	}
+	place := placeReady
+	if due.After(now) {
+		place = placeDelayed
+	}
+	tok := keyToken(o.key)
+	base := o.msgID
+	if base == "" {
+		base = nuid.Next()
+	}
+	for i, p := range payloads {
+		data, err := a.codec.Encode(p)
+		if err != nil {
+			return nil, &EncodeError{Actor: a.name, Err: err}
+		}
+		h := nats.Header{}
+		if o.typ != "" {
+			h.Set(hdrType, o.typ)
+		}
+		if o.key != "" {
+			h.Set(hdrKey, o.key)
+		}
+		if place == placeDelayed {
+			h.Set(hdrDue, strconv.FormatInt(due.UnixNano(), 10))
+		}
+		msgs[i] = &nats.Msg{Subject: a.l.subject(place, tok), Header: h, Data: data}
+		ids[i] = base
+		if batch {
+			ids[i] = base + "/" + strconv.Itoa(i)
+		}
+	}
+	out := make([]uint64, len(payloads))
+	var errs []error
+	if len(msgs) == 1 {
+		seq, err := a.publish(ctx, msgs[0], ids[0], o.key)
+		if err != nil {
+			return out, err
+		}
+		out[0] = seq
+		return out, nil
+	}
+	futures := make([]jetstream.PubAckFuture, len(msgs))
+	for i, m := range msgs {
+		f, err := a.js.PublishMsgAsync(m, jetstream.WithMsgID(ids[i]))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("task %d of the batch: %w", i, err))
+			continue
+		}
+		futures[i] = f
+	}
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case ack := <-f.Ok():
+			out[i] = ack.Sequence
+			if !ack.Duplicate {
+				a.counts.add(countAccepted, 1)
+			}
+		case err := <-f.Err():
+			// The batch's retry: the same ID, one at a time.
+			seq, err2 := a.publish(ctx, msgs[i], ids[i], "")
+			if err2 != nil {
+				errs = append(errs, fmt.Errorf("task %d of the batch: %w (first try: %v)", i, err2, err))
+				continue
+			}
+			out[i] = seq
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("task %d of the batch: not acknowledged: %w", i, context.Cause(ctx)))
+		}
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("jsactor: send to %q: %d of %d tasks not stored: %w", a.name, len(errs), len(msgs), errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// publish stores m with message ID id, sending it again while its
+// acknowledgement does not come and ctx lasts.
+func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (uint64, error) {
+	opts := []jetstream.PublishOpt{jetstream.WithMsgID(id)}
+	if key != "" {
+		opts = append(opts, jetstream.WithExpectLastSequenceForSubject(0, a.l.keyed(keyToken(key))))
+	}
+	wait := 50 * time.Millisecond
+	for {
+		try, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ack, err := a.js.PublishMsg(try, m, opts...)
+		cancel()
+		if err == nil {
+			if !ack.Duplicate {
+				a.counts.add(countAccepted, 1)
+			}
+			return ack.Sequence, nil
+		}
+		if c := apiCode(err); c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
+			return 0, &DuplicateError{Actor: a.name, Key: key}
+		}
+		if !retryable(err) || ctx.Err() != nil {
+			return 0, fmt.Errorf("jsactor: send to %q: %w", a.name, err)
+		}
+		a.log.Debug("send not acknowledged; sending again with the same message ID", "msg_id", id, "error", err)
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", a.name, context.Cause(ctx), err)
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, time.Second)
+	}
+}
+
+// retryable reports whether a publish may have failed only on its way:
+// sending it again with the same ID is safe and may succeed.
+func retryable(err error) bool {
+	switch {
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrBadSubject), errors.Is(err, nats.ErrMaxPayload):
+		return false
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders),
+		errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrConnectionReconnecting),
+		errors.Is(err, nats.ErrDisconnected):
+		return true
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		// 503: no leader yet for the stream, during an election.
+		return apiErr.Code == 503 || apiErr.ErrorCode == jetstream.JSErrCodeJetStreamNotEnabled
+	}
+	return false
+}

@@ -1,0 +1,146 @@
+package jsactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// startWorker starts one worker goroutine.
+func (a *Actor[T]) startWorker() {
+	a.mu.Lock()
+	a.nextWorker++
+	name := a.name + "/" + strconv.Itoa(a.nextWorker)
+	a.mu.Unlock()
+	a.workerWG.Add(1)
+	go a.work(name)
+}
+
+// work runs the tasks the fetcher hands it until the queue closes.
+func (a *Actor[T]) work(name string) {
+	defer a.workerWG.Done()
+	for h := range a.queue {
+		if !a.runGuarded(name, h) {
+			return // the handler called runtime.Goexit; a new worker took this one's place
+		}
+		a.tokens <- struct{}{}
+	}
+}
+
+// runGuarded runs h, and reports false when its handler called
+// runtime.Goexit: the task is then settled as failed, and a new worker
+// started in place of this goroutine, which is ending.
+func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
+	defer func() {
+		if ok {
+			return
+		}
+		a.settle(name, h, &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()})
+		a.endRun()
+		a.tokens <- struct{}{}
+		a.startWorker()
+	}()
+	a.runTask(name, h)
+	return true
+}
+
+// runTask runs one delivery of a task, unless it is lost too often, out of
+// attempts or undecodable, and settles it.
+func (a *Actor[T]) runTask(name string, h *held) {
+	if h.delivered > 1 {
+		a.counts.add(countLost, 1) // the delivery before this one ended without a word
+	}
+	lost := h.rec.lost + h.delivered - 1
+	if (lost > a.set.maxLost || h.attempt > a.set.maxAttempts) && !h.claim(heldSettled) {
+		return // Close gave it back
+	}
+	switch {
+	case lost > a.set.maxLost:
+		a.deadLetter(h, ReasonLost, a.lostError(h, lost), false)
+		return
+	case h.attempt > a.set.maxAttempts:
+		// The last attempt allowed was lost.
+		a.deadLetter(h, ReasonLost, a.lostError(h, lost), false)
+		return
+	}
+	payload, err := a.codec.Decode(h.msg.Data())
+	if err != nil {
+		if !h.claim(heldSettled) {
+			return
+		}
+		derr := &DecodeError{Actor: a.name, ID: h.rec.id, Err: err}
+		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: true, Err: derr})
+		a.deadLetter(h, ReasonUndecodable, derr, false)
+		return
+	}
+	ctx, cancel := context.WithCancelCause(a.runCtx)
+	defer cancel(nil)
+	a.watch(h, cancel)
+	var stop context.CancelFunc = func() {}
+	if a.set.timeout > 0 {
+		ctx, stop = context.WithTimeout(ctx, a.set.timeout)
+	}
+	defer stop()
+	a.beginRun()
+	started := time.Now()
+	h.rec.started = started
+	task := actor.Task[T]{ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Enqueued: h.rec.enqueued, Payload: payload}
+	err = a.call(ctx, task)
+	if err != nil && ctx.Err() != nil && a.set.timeout > 0 && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w (Timeout %v)", err, a.set.timeout)
+	}
+	a.endRun()
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrClosed) {
+		// Close canceled the handler: the attempt was cut short, not failed.
+		if h.claim(heldSettled) {
+			a.giveBack(h)
+		}
+		return
+	}
+	a.settle(name, h, err)
+}
+
+// call runs the handler, turning a panic into an *actor.PanicError.
+func (a *Actor[T]) call(ctx context.Context, task actor.Task[T]) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &actor.PanicError{Func: "handler", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return a.handler(ctx, task)
+}
+
+func (a *Actor[T]) beginRun() {
+	a.mu.Lock()
+	a.busy++
+	a.mu.Unlock()
+}
+
+func (a *Actor[T]) endRun() {
+	a.mu.Lock()
+	a.busy--
+	a.mu.Unlock()
+}
+
+// typeOf returns the type of h's task.
+func (a *Actor[T]) typeOf(h *held) string {
+	if h.rec.typ != "" {
+		return h.rec.typ
+	}
+	return a.typ
+}
+
+// lostError is the error a task dead-lettered as lost carries: its last
+// attempt's, if one failed, and how often it was lost.
+func (a *Actor[T]) lostError(h *held, lost int) error {
+	msg := fmt.Sprintf("jsactor: the task's worker was lost %d times (MaxLost %d, attempts %d of %d)", lost, a.set.maxLost, h.attempt-1, a.set.maxAttempts)
+	if h.rec.lastErr != "" {
+		msg += "; last error: " + h.rec.lastErr
+	}
+	return storedError(msg)
+}
