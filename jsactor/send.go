@@ -128,7 +128,7 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 	out := make([]uint64, len(payloads))
 	var errs []error
 	if len(msgs) == 1 {
-		seq, err := a.publish(ctx, msgs[0], ids[0], o.key)
+		seq, _, err := a.publish(ctx, msgs[0], ids[0], o.key)
 		if err != nil {
 			return out, err
 		}
@@ -156,7 +156,7 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 			}
 		case err := <-f.Err():
 			// The batch's retry: the same ID, one at a time.
-			seq, err2 := a.publish(ctx, msgs[i], ids[i], "")
+			seq, _, err2 := a.publish(ctx, msgs[i], ids[i], "")
 			if err2 != nil {
 				errs = append(errs, fmt.Errorf("task %d of the batch: %w (first try: %v)", i, err2, err))
 				continue
@@ -173,8 +173,9 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 }
 
 // publish stores m with message ID id, sending it again while its
-// acknowledgement does not come and ctx lasts.
-func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (uint64, error) {
+// acknowledgement does not come and ctx lasts. It returns the task's ID,
+// and whether the server had stored the message ID before.
+func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (uint64, bool, error) {
 	opts := []jetstream.PublishOpt{jetstream.WithMsgID(id)}
 	if key != "" {
 		opts = append(opts, jetstream.WithExpectLastSequenceForSubject(0, a.l.keyed(keyToken(key))))
@@ -188,18 +189,18 @@ func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (ui
 			if !ack.Duplicate {
 				a.counts.add(countAccepted, 1)
 			}
-			return ack.Sequence, nil
+			return ack.Sequence, ack.Duplicate, nil
 		}
 		if c := apiCode(err); c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
-			return 0, &DuplicateError{Actor: a.name, Key: key}
+			return 0, false, &DuplicateError{Actor: a.name, Key: key}
 		}
 		if !retryable(err) || ctx.Err() != nil {
-			return 0, fmt.Errorf("jsactor: send to %q: %w", a.name, err)
+			return 0, false, fmt.Errorf("jsactor: send to %q: %w", a.name, err)
 		}
 		a.log.Debug("send not acknowledged; sending again with the same message ID", "msg_id", id, "error", err)
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", a.name, context.Cause(ctx), err)
+			return 0, false, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", a.name, context.Cause(ctx), err)
 		case <-time.After(wait):
 		}
 		wait = min(wait*2, time.Second)
