@@ -77,5 +77,22 @@ func (a *Actor[T]) dispatch(msg jetstream.Msg, sent time.Duration) {
 		}
 		return
 	}
+	if a.now()-sent > a.set.lease/4 {
+		a.renew(h)
+	}
 	a.queue <- h
+}
+
+// renew restarts the proof of a lease that its pull request no longer
+// proves well: a request waits on the server until a task comes, and the
+// task's lease starts then, not when the request was sent, so a task that
+// came late in a long request would start with little of its lease
+// proven. An in-progress acknowledgement confirmed by a round trip proves
+// a full lease from when it was sent.
+func (a *Actor[T]) renew(h *held) {
+	sent := a.now()
+	if h.msg.InProgress() != nil || a.nc.FlushTimeout(a.set.heartbeat) != nil {
+		return // the heartbeat tries again; the lease stands as far as the request proves it
+	}
+	h.proven.Store(int64(sent + a.set.lease - a.margin()))
 }

@@ -2,6 +2,7 @@ package jsactor
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -118,6 +119,9 @@ func (a *Actor[T]) heartbeat() {
 			}
 		}
 		if err := a.nc.FlushTimeout(a.set.heartbeat); err != nil || !ok {
+			if err == nil {
+				err = errors.New("an in-progress acknowledgement was not sent")
+			}
 			a.log.Warn("lease renewal not confirmed by the server; running tasks lose their leases unless a later one is", "tasks", len(hs), "error", err)
 			continue
 		}
