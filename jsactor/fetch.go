@@ -32,7 +32,7 @@ func (a *Actor[T]) fetch() {
 			}
 		}
 		sent := a.now()
-		batch, err := a.run.Fetch(n, jetstream.FetchMaxWait(a.set.fetchWait))
+		batch, err := a.run.Fetch(n, jetstream.FetchMaxWait(a.fetchWait()))
 		got := 0
 		if err == nil {
 			for msg := range batch.Messages() {
@@ -60,6 +60,13 @@ func (a *Actor[T]) fetch() {
 		pause = min(pause*2, 2*time.Second)
 	}
 }
+
+// fetchWait is how long a pull request waits on the server: FetchWait,
+// at most a quarter of the Lease. A task's lease starts when the server
+// delivers it, which this process knows only to be after it sent the
+// request; a request that waited most of a lease would bring tasks whose
+// leases it cannot prove.
+func (a *Actor[T]) fetchWait() time.Duration { return min(a.set.fetchWait, a.set.lease/4) }
 
 // dispatch hands a fetched task to an idle worker, or, once Close has
 // begun, gives it back.
@@ -94,5 +101,5 @@ func (a *Actor[T]) renew(h *held) {
 	if h.msg.InProgress() != nil || a.nc.FlushTimeout(a.set.heartbeat) != nil {
 		return // the heartbeat tries again; the lease stands as far as the request proves it
 	}
-	h.proven.Store(int64(sent + a.set.lease - a.margin()))
+	a.prove([]*held{h}, sent)
 }
