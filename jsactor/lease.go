@@ -31,9 +31,9 @@ type held struct {
 // The states of a held task: the first of the worker and Close to move it
 // out of heldRunning settles it.
 const (
-	heldRunning uint32 = iota
-	heldSettled        // the worker settles it
-	heldGivenBack      // Close gives it back
+	heldRunning   uint32 = iota
+	heldSettled          // the worker settles it
+	heldGivenBack        // Close gives it back
 )
 
 // claim moves h out of heldRunning to state, reporting whether this call
