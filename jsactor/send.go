@@ -25,8 +25,8 @@ type sendOptions struct {
 }
 
 // RunAt makes the task due at t rather than now. It waits on the delayed
-// subject, held by no worker, and joins the ready tasks within about a
-// millisecond of t (later when the delayed consumer is busy).
+// subject, held by no worker, and joins the end of the ready tasks once
+// due: a few milliseconds after t, later when many come due at once.
 func RunAt(t time.Time) SendOption { return func(o *sendOptions) { o.runAt = t } }
 
 // After makes the task due d from now.
@@ -135,11 +135,31 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 		out[0] = seq
 		return out, nil
 	}
+	for lo := 0; lo < len(msgs); lo += asyncWindow {
+		hi := min(lo+asyncWindow, len(msgs))
+		errs = append(errs, a.publishAsync(ctx, msgs[lo:hi], ids[lo:hi], out[lo:hi], lo)...)
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("jsactor: send to %q: %d of %d tasks not stored: %w", a.name, len(errs), len(msgs), errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// asyncWindow is how many publishes of a batch are in flight at once,
+// below the client's own limit on outstanding asynchronous publishes.
+const asyncWindow = 1000
+
+// publishAsync publishes msgs at once and waits for their
+// acknowledgements, setting out's IDs; a publish that fails is tried
+// again alone, with the same message ID. first is msgs[0]'s index in the
+// batch, for the errors.
+func (a *Actor[T]) publishAsync(ctx context.Context, msgs []*nats.Msg, ids []string, out []uint64, first int) []error {
+	var errs []error
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	for i, m := range msgs {
 		f, err := a.js.PublishMsgAsync(m, jetstream.WithMsgID(ids[i]))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("task %d of the batch: %w", i, err))
+			errs = append(errs, fmt.Errorf("task %d of the batch: %w", first+i, err))
 			continue
 		}
 		futures[i] = f
@@ -155,21 +175,17 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 				a.counts.add(countAccepted, 1)
 			}
 		case err := <-f.Err():
-			// The batch's retry: the same ID, one at a time.
 			seq, _, err2 := a.publish(ctx, msgs[i], ids[i], "")
 			if err2 != nil {
-				errs = append(errs, fmt.Errorf("task %d of the batch: %w (first try: %v)", i, err2, err))
+				errs = append(errs, fmt.Errorf("task %d of the batch: %w (first try: %v)", first+i, err2, err))
 				continue
 			}
 			out[i] = seq
 		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("task %d of the batch: not acknowledged: %w", i, context.Cause(ctx)))
+			errs = append(errs, fmt.Errorf("task %d of the batch: not acknowledged: %w", first+i, context.Cause(ctx)))
 		}
 	}
-	if len(errs) > 0 {
-		return out, fmt.Errorf("jsactor: send to %q: %d of %d tasks not stored: %w", a.name, len(errs), len(msgs), errors.Join(errs...))
-	}
-	return out, nil
+	return errs
 }
 
 // publish stores m with message ID id, sending it again while its

@@ -172,3 +172,24 @@ func TestSendRefusals(t *testing.T) {
 		t.Errorf("batch with a unique key: %v, want an error naming UniqueKey", err)
 	}
 }
+
+// TestSendBatchLarge sends a batch larger than the client's limit on
+// publishes in flight.
+func TestSendBatchLarge(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[int](ctx, nc, "large", nil, Config[int]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	ids, err := a.SendBatch(ctx, make([]int, 9000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			t.Fatalf("IDs out of order at %d: %d after %d", i, ids[i], ids[i-1])
+		}
+	}
+}
