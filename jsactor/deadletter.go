@@ -162,7 +162,7 @@ func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) 
 		if err != nil {
 			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, err)
 		}
-		key := m.Header.Get(hdrKey)
+		key := readText(m.Header.Get(hdrKey))
 		h := nats.Header{}
 		for _, name := range []string{hdrType, hdrKey} {
 			if v := m.Header.Get(name); v != "" {

@@ -111,10 +111,10 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 		}
 		h := nats.Header{}
 		if o.typ != "" {
-			h.Set(hdrType, o.typ)
+			h.Set(hdrType, headerText(o.typ))
 		}
 		if o.key != "" {
-			h.Set(hdrKey, o.key)
+			h.Set(hdrKey, headerText(o.key))
 		}
 		if place == placeDelayed {
 			h.Set(hdrDue, strconv.FormatInt(due.UnixNano(), 10))
