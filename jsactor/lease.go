@@ -31,9 +31,9 @@ type held struct {
 // The states of a held task: the first of the worker and Close to move it
 // out of heldRunning settles it.
 const (
-	heldRunning uint32 = iota
-	heldSettled        // the worker settles it
-	heldGivenBack      // Close gives it back
+	heldRunning   uint32 = iota
+	heldSettled          // the worker settles it
+	heldGivenBack        // Close gives it back
 )
 
 // claim moves h out of heldRunning to state, reporting whether this call
@@ -113,21 +113,39 @@ func (a *Actor[T]) heartbeat() {
 		}
 		sent := a.now()
 		ok := true
+		live := hs[:0]
 		for _, h := range hs {
+			if !a.leaseHeld(h) {
+				continue // lost already: the task may be another worker's by now
+			}
+			live = append(live, h)
 			if err := h.msg.InProgress(); err != nil {
 				ok = false
 			}
+		}
+		if len(live) == 0 {
+			continue
 		}
 		if err := a.nc.FlushTimeout(a.set.heartbeat); err != nil || !ok {
 			if err == nil {
 				err = errors.New("an in-progress acknowledgement was not sent")
 			}
-			a.log.Warn("lease renewal not confirmed by the server; running tasks lose their leases unless a later one is", "tasks", len(hs), "error", err)
+			a.log.Warn("lease renewal not confirmed by the server; running tasks lose their leases unless a later one is", "tasks", len(live), "error", err)
 			continue
 		}
+		// The server answers the round trip whether or not it applied
+		// each renewal: it ignores that of a delivery whose ack wait has
+		// run out, which it has given, or will give, to another worker.
+		// It read each renewal before it answered, so a renewal proves a
+		// lease only if the lease was still proven when the answer came,
+		// and so still held when the renewal arrived. A lease that ran out
+		// meanwhile, in a process frozen or starved, stays lost.
+		confirmed := int64(a.now())
 		until := int64(sent + a.set.lease - a.margin())
-		for _, h := range hs {
-			h.proven.Store(until)
+		for _, h := range live {
+			if old := h.proven.Load(); old > confirmed {
+				h.proven.CompareAndSwap(old, max(old, until)) // a fetch's renewal that came in between stands too
+			}
 		}
 	}
 }
