@@ -32,6 +32,7 @@ const (
 
 // childRoles are the mains of the children, by role.
 var childRoles = map[string]func(env childEnvironment) error{
+	"chaos":  chaosChild,
 	"frozen": frozenChild,
 }
 
