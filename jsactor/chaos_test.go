@@ -91,13 +91,22 @@ func TestChaos(t *testing.T) {
 	ledger := make(map[uint64]int, total)
 	var ledgerMu sync.Mutex
 	sent := make(chan struct{})
+	stop := make(chan struct{})
+	defer func() { // before the test ends, however it ends
+		close(stop)
+		<-sent
+	}()
 	go func() {
 		defer close(sent)
 		const batch = 100
 		tick := time.NewTicker(sendFor * batch / time.Duration(total))
 		defer tick.Stop()
 		for next := 0; next < total; next += batch {
-			<-tick.C
+			select {
+			case <-tick.C:
+			case <-stop:
+				return
+			}
 			payloads := make([]int, min(batch, total-next))
 			for i := range payloads {
 				payloads[i] = next + i
