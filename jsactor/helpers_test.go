@@ -66,3 +66,11 @@ func closeT[T any](t testing.TB, a *Actor[T]) {
 		}
 	})
 }
+
+// testWriter writes a test's logs through t.Log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}

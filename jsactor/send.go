@@ -198,7 +198,11 @@ func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (ui
 	}
 	wait := 50 * time.Millisecond
 	for {
-		try, cancel := context.WithTimeout(ctx, 5*time.Second)
+		// A try waits two seconds for its acknowledgement, not the
+		// client's five: in a cluster, a publish caught by its stream's
+		// election is answered by no one, and the next try, to the new
+		// leader, succeeds within milliseconds.
+		try, cancel := context.WithTimeout(ctx, 2*time.Second)
 		ack, err := a.js.PublishMsg(try, m, opts...)
 		cancel()
 		if err == nil {
