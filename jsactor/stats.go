@@ -2,7 +2,6 @@ package jsactor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -79,12 +78,7 @@ func ReadStats(ctx context.Context, nc *nats.Conn, prefix, name string) (Stats, 
 
 func readStats(ctx context.Context, js jetstream.JetStream, l layout) (Stats, error) {
 	var s Stats
-	fail := func(err error) (Stats, error) {
-		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) {
-			return Stats{}, fmt.Errorf("jsactor: stats of %q: %w under prefix %q: %w", l.actor, ErrUnknownActor, l.prefix, err)
-		}
-		return Stats{}, fmt.Errorf("jsactor: stats of %q: %w", l.actor, err)
-	}
+	fail := func(err error) (Stats, error) { return Stats{}, unknown(l, fmt.Errorf("stats: %w", err)) }
 	work, err := js.Stream(ctx, l.workStream())
 	if err != nil {
 		return fail(err)

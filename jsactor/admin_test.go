@@ -1,0 +1,156 @@
+package jsactor
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// TestAdminTasks puts one task in each state and checks what the Admin
+// lists, moves and deletes.
+func TestAdminTasks(t *testing.T) {
+	srv := startServer(t)
+	ctx := ctxT(t)
+	nc := connect(t, srv.ClientURL())
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan string, 8)
+	a, err := New(ctx, nc, "ops", func(ctx context.Context, task actor.Task[string]) error {
+		started <- task.Payload
+		switch task.Payload {
+		case "running":
+			<-release
+			return nil
+		case "failing":
+			return errors.New("down")
+		}
+		return nil
+	}, Config[string]{Workers: 4, MaxAttempts: 3, Backoff: actor.Backoff{Initial: time.Hour}, OnError: func(*actor.TaskError) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	if _, err := a.Send(ctx, "running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "failing", WithType("mail"), UniqueKey("f")); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		<-started
+	}
+	if err := a.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queued, err := a.Send(ctx, "queued")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled, err := a.Send(ctx, "scheduled", After(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := NewAdmin(nc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tasks []TaskInfo
+	eventually(t, 10*time.Second, "a task in each state", func() bool {
+		tasks, _, err = admin.Tasks(ctx, "ops", TaskFilter{})
+		return err == nil && len(tasks) == 4 && slices.ContainsFunc(tasks, func(ti TaskInfo) bool { return ti.State == TaskRetrying })
+	})
+	want := map[string]TaskState{"running": TaskRunning, "failing": TaskRetrying, "queued": TaskQueued, "scheduled": TaskScheduled}
+	bySt := map[TaskState]TaskInfo{}
+	for _, ti := range tasks {
+		p, _ := strconv.Unquote(string(ti.Payload)) // JSON, as the codec stored it
+		if want[p] != ti.State {
+			t.Errorf("task %q is %s, want %s", p, ti.State, want[p])
+		}
+		bySt[ti.State] = ti
+	}
+	if r := bySt[TaskRetrying]; r.Attempts != 1 || r.LastError != "down" || r.Type != "mail" || r.UniqueKey != "f" || r.Due.IsZero() {
+		t.Errorf("the retrying task = %+v", r)
+	}
+	if q := bySt[TaskQueued]; q.ID != queued || q.Seq != queued {
+		t.Errorf("the queued task = %+v, want ID and Seq %d", q, queued)
+	}
+	page, next, err := admin.Tasks(ctx, "ops", TaskFilter{Limit: 1})
+	if err != nil || len(page) != 1 || next != page[0].Seq {
+		t.Errorf("a page of one = %v, next %d, %v", page, next, err)
+	}
+	only, _, err := admin.Tasks(ctx, "ops", TaskFilter{States: []TaskState{TaskScheduled}})
+	if err != nil || len(only) != 1 || only[0].ID != scheduled {
+		t.Errorf("scheduled tasks = %v, %v", only, err)
+	}
+
+	// Delete leaves a running task alone.
+	del, err := admin.Delete(ctx, "ops", bySt[TaskRunning].Seq, bySt[TaskQueued].Seq)
+	if err != nil || !slices.Equal(del, []uint64{bySt[TaskQueued].Seq}) {
+		t.Errorf("Delete = %v, %v; want only the queued task", del, err)
+	}
+	// RunNow moves the scheduled and the retrying tasks to the ready ones.
+	moved, err := admin.RunNow(ctx, "ops", bySt[TaskScheduled].Seq, bySt[TaskRetrying].Seq, bySt[TaskRunning].Seq)
+	if err != nil || len(moved) != 2 {
+		t.Errorf("RunNow = %v, %v; want the scheduled and retrying tasks", moved, err)
+	}
+	if err := admin.Resume(ctx, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for range 2 {
+		select {
+		case p := <-started:
+			got[p] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("after RunNow, ran %v", got)
+		}
+	}
+	if !got["scheduled"] || !got["failing"] {
+		t.Errorf("after RunNow, ran %v; want the scheduled and the failing task", got)
+	}
+
+	actors, err := admin.Actors(ctx)
+	if err != nil || len(actors) != 1 || actors[0].Name != "ops" || actors[0].Stats.Accepted == 0 && actors[0].Stats.Running == 0 {
+		t.Errorf("Actors = %+v, %v", actors, err)
+	}
+}
+
+func TestAdminRefusals(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	if _, err := NewAdmin(nc, "bad.prefix"); err == nil {
+		t.Error("a prefix with a dot accepted")
+	}
+	admin, err := NewAdmin(nc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"Stats":  func() error { _, err := admin.Stats(ctx, "nobody"); return err }(),
+		"Pause":  admin.Pause(ctx, "nobody"),
+		"Tasks":  func() error { _, _, err := admin.Tasks(ctx, "nobody", TaskFilter{}); return err }(),
+		"RunNow": func() error { _, err := admin.RunNow(ctx, "nobody", 1); return err }(),
+	} {
+		if !errors.Is(err, ErrUnknownActor) {
+			t.Errorf("%s of an unknown actor: %v, want ErrUnknownActor", name, err)
+		}
+	}
+	if _, err := New[int](ctx, nc, "known", nil, Config[int]{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := admin.Tasks(ctx, "known", TaskFilter{Limit: 5000}); err == nil {
+		t.Error("Limit 5000 accepted")
+	}
+	if _, _, err := admin.Tasks(ctx, "known", TaskFilter{States: []TaskState{"dead"}}); err == nil {
+		t.Error("an unknown state accepted")
+	}
+	actors, err := admin.Actors(ctx)
+	if err != nil || len(actors) != 1 || actors[0].Name != "known" {
+		t.Errorf("Actors = %+v, %v", actors, err)
+	}
+}
