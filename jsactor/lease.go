@@ -25,6 +25,7 @@ type held struct {
 	timer  *time.Timer // cancels the handler when proven passes
 
 	cancel context.CancelCauseFunc // ends the handler's context; nil until it runs
+	trace  *attemptTrace           // the attempt's trace; nil without a Tracer, and for Close
 	state  atomic.Uint32           // heldRunning until settled or given back
 }
 
