@@ -6,90 +6,22 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/internal/tracerec"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// A traceLog is a Tracer that keeps what an actor tells it. Each send
-// returns a copy of headers; each attempt puts the "traceparent" it got
-// into the handler's context, and is logged once it ends.
-type traceLog struct {
-	headers map[string]string
-
-	mu     sync.Mutex
-	sent   []sentLog
-	endedC chan endedLog
-}
-
-type sentLog struct {
-	info tasktrace.SendInfo
-	ids  []uint64
-	err  error
-}
-
-type endedLog struct {
-	info    tasktrace.AttemptInfo
-	headers map[string]string
-	res     tasktrace.AttemptResult
-}
-
-type parentKey struct{}
+// traceLog records what an actor tells its Tracer.
+type traceLog = tracerec.Recorder[tasktrace.AttemptResult]
 
 func newTraceLog(headers map[string]string) *traceLog {
-	return &traceLog{headers: headers, endedC: make(chan endedLog, 64)}
-}
-
-func (l *traceLog) StartSend(ctx context.Context, info tasktrace.SendInfo) (context.Context, map[string]string, func([]uint64, error)) {
-	return ctx, maps.Clone(l.headers), func(ids []uint64, err error) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.sent = append(l.sent, sentLog{info, ids, err})
-	}
-}
-
-func (l *traceLog) StartAttempt(ctx context.Context, info tasktrace.AttemptInfo, headers map[string]string) (context.Context, func(tasktrace.AttemptResult)) {
-	var once atomic.Bool
-	return context.WithValue(ctx, parentKey{}, headers["traceparent"]), func(res tasktrace.AttemptResult) {
-		if !once.CompareAndSwap(false, true) {
-			panic("an attempt ended twice")
-		}
-		l.endedC <- endedLog{info, headers, res}
-	}
-}
-
-func (l *traceLog) sends() []sentLog {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.sent)
-}
-
-// ended returns the next attempt to end.
-func (l *traceLog) ended(t testing.TB) endedLog {
-	t.Helper()
-	select {
-	case e := <-l.endedC:
-		return e
-	case <-time.After(10 * time.Second):
-		t.Fatal("no attempt ended")
-		return endedLog{}
-	}
-}
-
-// noMore fails t if an attempt ended that the test did not expect.
-func (l *traceLog) noMore(t testing.TB) {
-	t.Helper()
-	select {
-	case e := <-l.endedC:
-		t.Errorf("an attempt more ended: %+v", e)
-	default:
-	}
+	return tracerec.New[tasktrace.AttemptResult](headers)
 }
 
 // storedTrace returns the tracer's headers of the message at seq of
@@ -231,7 +163,7 @@ func TestTraceSend(t *testing.T) {
 			tasktrace.SendInfo{}, "", nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := len(tr.sends())
+			before := len(tr.Sends())
 			ids, err := c.send(c.a)
 			if err != nil {
 				t.Fatal(err)
@@ -243,7 +175,7 @@ func TestTraceSend(t *testing.T) {
 					t.Errorf("task %d stored headers %v and type %q, want %v and %q", id, got, typ, c.want, c.typ)
 				}
 			}
-			sends := tr.sends()[before:]
+			sends := tr.Sends()[before:]
 			if c.untraced {
 				if len(sends) != 0 {
 					t.Errorf("the tracer of another actor saw %d sends", len(sends))
@@ -252,7 +184,7 @@ func TestTraceSend(t *testing.T) {
 			}
 			info := c.info
 			info.Actor = "traced"
-			if len(sends) != 1 || sends[0].info != info || sends[0].err != nil || !slices.Equal(sends[0].ids, ids) {
+			if len(sends) != 1 || sends[0].Info != info || sends[0].Err != nil || !slices.Equal(sends[0].IDs, ids) {
 				t.Fatalf("the tracer saw %+v, want one send %+v with ids %v", sends, info, ids)
 			}
 		})
@@ -262,14 +194,14 @@ func TestTraceSend(t *testing.T) {
 		if _, err := traced.Send(ctx, 1, UniqueKey("k")); err != nil {
 			t.Fatal(err)
 		}
-		before := len(tr.sends())
+		before := len(tr.Sends())
 		_, err := traced.Send(ctx, 2, UniqueKey("k"))
 		var dup *DuplicateError
 		if !errors.As(err, &dup) {
 			t.Fatalf("second send: %v, want a *DuplicateError", err)
 		}
-		sends := tr.sends()[before:]
-		if len(sends) != 1 || !errors.As(sends[0].err, &dup) || sends[0].ids != nil {
+		sends := tr.Sends()[before:]
+		if len(sends) != 1 || !errors.As(sends[0].Err, &dup) || sends[0].IDs != nil {
 			t.Errorf("the tracer saw %+v, want the send to end with the *DuplicateError and no ids", sends)
 		}
 	})
@@ -338,13 +270,13 @@ func TestTraceAttempts(t *testing.T) {
 			closeT(t, sender)
 			workTracer := newTraceLog(nil)
 			var runs atomic.Int32
-			ctxParents := make(chan any, 8)
+			ctxParents := make(chan string, 8)
 			cfg := Config[int]{Tracer: workTracer, MaxAttempts: c.maxAttempts, FetchWait: 100 * time.Millisecond, OnError: func(*actor.TaskError) {}}
 			if c.maxAttempts > 1 {
 				cfg.Backoff = fastBackoff
 			}
 			worker, err := New(ctx, connect(t, srv.ClientURL()), actorName(c.name), func(ctx context.Context, task actor.Task[int]) error {
-				ctxParents <- ctx.Value(parentKey{})
+				ctxParents <- tracerec.Header(ctx, "traceparent")
 				return c.handle(ctx, task.Attempt, int(runs.Add(1)))
 			}, cfg)
 			if err != nil {
@@ -357,7 +289,7 @@ func TestTraceAttempts(t *testing.T) {
 				// A task whose payload no longer decodes, sent with the
 				// sender's headers by hand.
 				js, _ := jetstream.New(connect(t, srv.ClientURL()))
-				h := fromTracer(sendTracer.headers)
+				h := fromTracer(map[string]string{"traceparent": parent})
 				ack, err := js.PublishMsg(ctx, &nats.Msg{Subject: sender.l.subject(placeReady, "_"), Header: h, Data: []byte("not json")})
 				if err != nil {
 					t.Fatal(err)
@@ -368,22 +300,22 @@ func TestTraceAttempts(t *testing.T) {
 			}
 
 			for i, w := range c.want {
-				got := workTracer.ended(t)
-				if got.info.Actor != actorName(c.name) || got.info.ID != id || got.info.Type != "int" || got.info.Attempt != w.attempt || got.info.Worker == "" {
-					t.Errorf("attempt %d: info %+v, want task %d, type int, attempt %d", i+1, got.info, id, w.attempt)
+				got := workTracer.Next(t)
+				if got.Info.Actor != actorName(c.name) || got.Info.ID != id || got.Info.Type != "int" || got.Info.Attempt != w.attempt || got.Info.Worker == "" {
+					t.Errorf("attempt %d: info %+v, want task %d, type int, attempt %d", i+1, got.Info, id, w.attempt)
 				}
-				if wait := got.info.Due.Sub(got.info.Enqueued); got.info.Enqueued.IsZero() || wait < 0 || i == 0 && wait < c.wait {
-					t.Errorf("attempt %d: enqueued %v, due %v later; want due at least %v after enqueued", i+1, got.info.Enqueued, wait, c.wait)
+				if wait := got.Info.Due.Sub(got.Info.Enqueued); got.Info.Enqueued.IsZero() || wait < 0 || i == 0 && wait < c.wait {
+					t.Errorf("attempt %d: enqueued %v, due %v later; want due at least %v after enqueued", i+1, got.Info.Enqueued, wait, c.wait)
 				}
-				if got.headers["traceparent"] != parent || len(got.headers) != 1 {
-					t.Errorf("attempt %d: the tracer got headers %v, want the sender's, traceparent=%q", i+1, got.headers, parent)
+				if got.Headers["traceparent"] != parent || len(got.Headers) != 1 {
+					t.Errorf("attempt %d: the tracer got headers %v, want the sender's, traceparent=%q", i+1, got.Headers, parent)
 				}
 				var reason Reason
-				if got.res.Reason != nil {
-					reason, _ = got.res.Reason.(Reason)
+				if got.Result.Reason != nil {
+					reason, _ = got.Result.Reason.(Reason)
 				}
-				if got.res.Outcome != w.outcome || reason != w.reason || (got.res.Err != nil) != w.err {
-					t.Errorf("attempt %d: result %v, reason %v, error %v; want %v, reason %v, an error %v", i+1, got.res.Outcome, got.res.Reason, got.res.Err, w.outcome, w.reason, w.err)
+				if got.Result.Outcome != w.outcome || reason != w.reason || (got.Result.Err != nil) != w.err {
+					t.Errorf("attempt %d: result %v, reason %v, error %v; want %v, reason %v, an error %v", i+1, got.Result.Outcome, got.Result.Reason, got.Result.Err, w.outcome, w.reason, w.err)
 				}
 			}
 			if !c.raw {
@@ -391,7 +323,7 @@ func TestTraceAttempts(t *testing.T) {
 					t.Errorf("the handler's context holds %v from the tracer, want %q", p, parent)
 				}
 			}
-			workTracer.noMore(t)
+			workTracer.NoMore(t)
 		})
 	}
 }
@@ -429,8 +361,8 @@ func TestTraceDeadLetterReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tr.ended(t); got.res.Outcome != tasktrace.OutcomeDeadLettered || got.res.Reason != ReasonPermanent {
-		t.Fatalf("first attempt: %v, reason %v; want dead_lettered, permanent error", got.res.Outcome, got.res.Reason)
+	if got := tr.Next(t); got.Result.Outcome != tasktrace.OutcomeDeadLettered || got.Result.Reason != ReasonPermanent {
+		t.Fatalf("first attempt: %v, reason %v; want dead_lettered, permanent error", got.Result.Outcome, got.Result.Reason)
 	}
 	var letters []DeadLetter[int]
 	eventually(t, 5*time.Second, "a dead letter", func() bool {
@@ -447,14 +379,14 @@ func TestTraceDeadLetterReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := tr.ended(t)
-	if got.info.ID != ids[0] || got.info.ID == id || got.info.Attempt != 1 || got.res.Outcome != tasktrace.OutcomeCompleted {
-		t.Errorf("replay's attempt: task %d, attempt %d, %v; want the new task %d, attempt 1, completed", got.info.ID, got.info.Attempt, got.res.Outcome, ids[0])
+	got := tr.Next(t)
+	if got.Info.ID != ids[0] || got.Info.ID == id || got.Info.Attempt != 1 || got.Result.Outcome != tasktrace.OutcomeCompleted {
+		t.Errorf("replay's attempt: task %d, attempt %d, %v; want the new task %d, attempt 1, completed", got.Info.ID, got.Info.Attempt, got.Result.Outcome, ids[0])
 	}
-	if !maps.Equal(got.headers, want) {
-		t.Errorf("replay's attempt got headers %v, want %v", got.headers, want)
+	if !maps.Equal(got.Headers, want) {
+		t.Errorf("replay's attempt got headers %v, want %v", got.Headers, want)
 	}
-	tr.noMore(t)
+	tr.NoMore(t)
 }
 
 // TestTraceGivenBackAndLost closes an actor while its handlers run, and
@@ -497,13 +429,13 @@ func TestTraceGivenBackAndLost(t *testing.T) {
 	if err := a.Close(closeCtx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Close = %v, want an error wrapping the deadline", err)
 	}
-	got := first.ended(t) // the polite handler returned at once
-	if got.res.Outcome != tasktrace.OutcomeGivenBack || got.res.Err == nil {
-		t.Errorf("polite attempt: %v, error %v; want given_back with the handler's error", got.res.Outcome, got.res.Err)
+	got := first.Next(t) // the polite handler returned at once
+	if got.Result.Outcome != tasktrace.OutcomeGivenBack || got.Result.Err == nil {
+		t.Errorf("polite attempt: %v, error %v; want given_back with the handler's error", got.Result.Outcome, got.Result.Err)
 	}
 	close(stubborn)
-	if got := first.ended(t); got.res.Outcome != tasktrace.OutcomeGivenBack {
-		t.Errorf("stubborn attempt: %v, want given_back", got.res.Outcome)
+	if got := first.Next(t); got.Result.Outcome != tasktrace.OutcomeGivenBack {
+		t.Errorf("stubborn attempt: %v, want given_back", got.Result.Outcome)
 	}
 
 	// The cut-off process's lease lapses; the task runs again elsewhere.
@@ -520,8 +452,8 @@ func TestTraceGivenBackAndLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the tasks Close gave back run as their first attempts
-		if got := second.ended(t); got.res.Outcome != tasktrace.OutcomeCompleted || got.info.Attempt != 1 || !maps.Equal(got.headers, want) {
-			t.Errorf("given-back task's next attempt: %v, attempt %d, headers %v; want completed, 1, %v", got.res.Outcome, got.info.Attempt, got.headers, want)
+		if got := second.Next(t); got.Result.Outcome != tasktrace.OutcomeCompleted || got.Info.Attempt != 1 || !maps.Equal(got.Headers, want) {
+			t.Errorf("given-back task's next attempt: %v, attempt %d, headers %v; want completed, 1, %v", got.Result.Outcome, got.Info.Attempt, got.Headers, want)
 		}
 	}
 	if _, err := b.Send(ctx, "cut"); err != nil {
@@ -537,13 +469,13 @@ func TestTraceGivenBackAndLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	closeT(t, c)
-	got = third.ended(t)
-	if got.res.Outcome != tasktrace.OutcomeCompleted || got.info.Attempt != 2 || got.info.Lost != 1 || !got.info.Due.IsZero() {
-		t.Errorf("the run after a lost one: %v, attempt %d, lost %d, due %v; want completed, 2, 1, unknown (zero)", got.res.Outcome, got.info.Attempt, got.info.Lost, got.info.Due)
+	got = third.Next(t)
+	if got.Result.Outcome != tasktrace.OutcomeCompleted || got.Info.Attempt != 2 || got.Info.Lost != 1 || !got.Info.Due.IsZero() {
+		t.Errorf("the run after a lost one: %v, attempt %d, lost %d, due %v; want completed, 2, 1, unknown (zero)", got.Result.Outcome, got.Info.Attempt, got.Info.Lost, got.Info.Due)
 	}
 	close(cutRelease)
-	if got := second.ended(t); got.res.Outcome != tasktrace.OutcomeLost || !errors.Is(got.res.Err, ErrLeaseLost) {
-		t.Errorf("the cut-off attempt: %v, error %v; want lost, ErrLeaseLost", got.res.Outcome, got.res.Err)
+	if got := second.Next(t); got.Result.Outcome != tasktrace.OutcomeLost || !errors.Is(got.Result.Err, ErrLeaseLost) {
+		t.Errorf("the cut-off attempt: %v, error %v; want lost, ErrLeaseLost", got.Result.Outcome, got.Result.Err)
 	}
 	closeCtx, cancel = context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
