@@ -184,10 +184,10 @@ func (t *Tracer) StartSend(ctx context.Context, info tasktrace.SendInfo) (contex
 // StartAttempt starts a consumer span, "process <actor>", whose parent is
 // the send's span that headers carry — a remote parent, in the sender's
 // trace — and puts the headers' baggage in the handler's context. It
-// records the attempt's time in queue, since info.Due, and
-// when the attempt ends, its duration and outcome; an attempt that did
-// not complete, nor was given back at Close, ends its span with status
-// Error.
+// records the attempt's time in queue, since info.Due (none when it is
+// zero), and when the attempt ends, its duration and outcome; an attempt
+// that did not complete, nor was given back at Close or snoozed, ends its
+// span with status Error.
 func (t *Tracer) StartAttempt(ctx context.Context, info tasktrace.AttemptInfo, headers map[string]string) (context.Context, func(tasktrace.AttemptResult)) {
 	start := time.Now()
 	if headers != nil {
