@@ -31,6 +31,7 @@ type Actor[T any] struct {
 	codec   Codec[T]
 	typ     string // default task type: the payload's Go type
 	onError func(*actor.TaskError)
+	tracer  Tracer // nil without Config.Tracer
 	log     *slog.Logger
 	epoch   time.Time // the zero of the monotonic readings leases are proven in
 
@@ -93,6 +94,7 @@ func New[T any](ctx context.Context, nc *nats.Conn, name string, handler actor.H
 		closeDone: make(chan struct{}),
 	}
 	a.l = layout{prefix: a.set.prefix, actor: name}
+	a.tracer = cfg.Tracer
 	if a.codec == nil {
 		a.codec = JSON[T]{}
 	}

@@ -85,7 +85,9 @@ func (ad *Admin) Stats(ctx context.Context, actor string) (Stats, error) {
 
 // Pause stops every process from taking the named actor's tasks until
 // Resume; see Actor.Pause.
-func (ad *Admin) Pause(ctx context.Context, actor string) error { return pause(ctx, ad.js, ad.layout(actor)) }
+func (ad *Admin) Pause(ctx context.Context, actor string) error {
+	return pause(ctx, ad.js, ad.layout(actor))
+}
 
 // Resume lets the named actor's tasks be taken again after Pause.
 func (ad *Admin) Resume(ctx context.Context, actor string) error {

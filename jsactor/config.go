@@ -36,6 +36,10 @@ type Config[T any] struct {
 	OnError func(err *actor.TaskError)
 	// Logger receives the actor's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Tracer follows each send and each attempt, and carries the sender's
+	// trace context to the handler's in the task's headers (see Tracer
+	// and package oteltask); nil traces nothing.
+	Tracer Tracer
 
 	// Prefix names the actor's streams (<Prefix>_<name>) and subjects
 	// (<Prefix>.<name>.…), so that several applications can share a

@@ -169,6 +169,7 @@ func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) 
 				h.Set(name, v)
 			}
 		}
+		addTrace(h, traceHeader(m.Header))
 		h.Set(hdrReplayOf, strconv.FormatUint(id, 10))
 		msg := &nats.Msg{Subject: a.l.subject(placeReady, keyToken(key)), Header: h, Data: m.Data}
 		seq, dup, err := a.publish(ctx, msg, "replay-"+a.l.deadStream()+"-"+strconv.FormatUint(id, 10), key)

@@ -133,4 +133,25 @@
 // as the server reports them, but they are read one after another, so
 // Accepted = Completed + DeadLettered + Queued + Scheduled + Running +
 // Retrying holds only while the actor is still.
+//
+// # Tracing
+//
+// A [Tracer] in Config.Tracer — package tasktrace's hook, which pgactor
+// shares — follows each send and each attempt: StartSend returns headers,
+// such as a W3C traceparent and baggage, that the send adds to each
+// task's message; StartAttempt gets them back in whichever process takes
+// the task up, wraps the handler's context, and learns the attempt's
+// outcome: completed, retried, dead_lettered, lost, given_back or
+// snoozed. The headers go with every copy of the task — a retry, a
+// give-back, a snooze, a delayed task come due — into its dead letter,
+// and back on Replay, so that one trace runs from the send to each
+// attempt. Header names beginning "Actorpool-" or "Nats-" are jsactor's
+// and the server's: a Tracer's are dropped. Package oteltask implements
+// it with OpenTelemetry:
+//
+//	jsactor.Config[Entry]{Tracer: oteltask.NewTracer("jsactor")}
+//
+// An actor without a Tracer adds no headers and spends nothing per send
+// or attempt. A run after a lost one has no AttemptInfo.Due: when the
+// lost run's lease ran out is not known.
 package jsactor

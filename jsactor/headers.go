@@ -49,6 +49,7 @@ type record struct {
 	gen      int
 	lastErr  string
 	started  time.Time
+	trace    nats.Header // a Tracer's headers, which every copy carries (trace.go)
 }
 
 // readRecord reads the record of msg, stored at seq at stamp.
@@ -57,6 +58,7 @@ func readRecord(h nats.Header, seq uint64, stamp time.Time) record {
 		id: seq, typ: readText(h.Get(hdrType)), key: readText(h.Get(hdrKey)), enqueued: stamp,
 		charged: headerInt(h, hdrCharged), lost: headerInt(h, hdrLost), gen: headerInt(h, hdrGen),
 		lastErr: readText(h.Get(hdrError)), due: headerTime(h, hdrDue), started: headerTime(h, hdrStarted),
+		trace: traceHeader(h),
 	}
 	if id, err := strconv.ParseUint(h.Get(hdrID), 10, 64); err == nil && id > 0 {
 		r.id = id
@@ -71,6 +73,7 @@ func readRecord(h nats.Header, seq uint64, stamp time.Time) record {
 // generation.
 func (r *record) header() nats.Header {
 	h := nats.Header{}
+	addTrace(h, r.trace)
 	h.Set(hdrID, strconv.FormatUint(r.id, 10))
 	h.Set(hdrEnqueued, strconv.FormatInt(r.enqueued.UnixNano(), 10))
 	h.Set(hdrGen, strconv.Itoa(r.gen))

@@ -25,6 +25,7 @@ type held struct {
 	timer  *time.Timer // cancels the handler when proven passes
 
 	cancel context.CancelCauseFunc // ends the handler's context; nil until it runs
+	trace  *attemptTrace           // the attempt's trace, which only its worker touches; nil without a Tracer
 	state  atomic.Uint32           // heldRunning until settled or given back
 }
 

@@ -22,6 +22,7 @@ type sendOptions struct {
 	typ      string
 	msgID    string
 	priority bool
+	trace    nats.Header // a Tracer's headers for each task (trace.go)
 }
 
 // RunAt makes the task due at t rather than now. It waits on the delayed
@@ -88,6 +89,14 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 	if o.key != "" && len(payloads) > 1 {
 		return nil, fmt.Errorf("jsactor: send to %q: UniqueKey with a batch of %d tasks: a key names one task", a.name, len(payloads))
 	}
+	if a.tracer != nil {
+		return a.traceSend(ctx, payloads, &o, batch)
+	}
+	return a.publishTasks(ctx, payloads, &o, batch)
+}
+
+// publishTasks stores a task for each payload, as o describes them.
+func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOptions, batch bool) ([]uint64, error) {
 	msgs := make([]*nats.Msg, len(payloads))
 	ids := make([]string, len(payloads))
 	now := time.Now()
@@ -110,6 +119,7 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 			return nil, &EncodeError{Actor: a.name, Err: err}
 		}
 		h := nats.Header{}
+		addTrace(h, o.trace)
 		if o.typ != "" {
 			h.Set(hdrType, headerText(o.typ))
 		}

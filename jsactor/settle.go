@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/actor/tasktrace"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -27,13 +28,16 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 		return // Close gave it back
 	}
 	defer a.release(h)
+	h.trace.failed(err)
 	if !a.leaseHeld(h) {
 		a.log.Warn("lease lost before the result could be recorded: the result is dropped and the task runs again",
 			"task_id", h.rec.id, "attempt", h.attempt, "handler_error", err)
 		return
 	}
 	if err == nil {
-		a.ack(h, countCompleted)
+		if a.ack(h, countCompleted) {
+			h.trace.settled(tasktrace.OutcomeCompleted)
+		}
 		return
 	}
 	if se := snoozed(err); se != nil {
@@ -42,6 +46,7 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 			return
 		}
 		err = fmt.Errorf("jsactor: the handler returned Snooze(%v): the delay must be 0 or more; the attempt counts as failed", se.Delay)
+		h.trace.failed(err)
 	}
 	final := h.attempt >= a.set.maxAttempts || errors.Is(err, actor.ErrPermanent)
 	a.counts.add(countFailed, 1)
@@ -111,6 +116,7 @@ func (a *Actor[T]) retry(h *held, err error) {
 	rec.due = time.Now().Add(a.set.backoff.Delay(h.attempt, rand.Float64()))
 	if a.copyTo(h, placeBackoff, rec) {
 		a.counts.add(countRetried, 1)
+		h.trace.settled(tasktrace.OutcomeRetried)
 	}
 }
 
@@ -122,7 +128,9 @@ func (a *Actor[T]) snooze(h *held, d time.Duration) {
 		rec.due = time.Now().Add(d)
 		place = placeDelayed
 	}
-	a.copyTo(h, place, rec)
+	if a.copyTo(h, place, rec) {
+		h.trace.settled(tasktrace.OutcomeSnoozed)
+	}
 }
 
 // giveBack returns h's task to the queue at once, its attempt not charged:
@@ -171,4 +179,5 @@ func (a *Actor[T]) deadLetter(h *held, reason Reason, cause error, ran bool) {
 		return
 	}
 	a.counts.add(countDeadLettered, 1)
+	h.trace.deadLettered(reason, cause)
 }

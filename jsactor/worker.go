@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/actor/tasktrace"
 )
 
 // startWorker starts one worker goroutine.
@@ -36,6 +37,7 @@ func (a *Actor[T]) work(name string) {
 // runtime.Goexit: the task is then settled as failed, and a new worker
 // started in place of this goroutine, which is ending.
 func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
+	defer h.endTrace() // after a Goexit's settle
 	defer func() {
 		if ok {
 			return
@@ -52,6 +54,7 @@ func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
 // runTask runs one delivery of a task, unless it is lost too often, out of
 // attempts or undecodable, and settles it.
 func (a *Actor[T]) runTask(name string, h *held) {
+	traced := a.startAttempt(name, h)
 	if h.delivered > 1 {
 		a.counts.add(countLost, 1) // the delivery before this one ended without a word
 	}
@@ -76,7 +79,7 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		a.deadLetter(h, ReasonUndecodable, derr, false)
 		return
 	}
-	ctx, cancel := context.WithCancelCause(a.runCtx)
+	ctx, cancel := context.WithCancelCause(traced)
 	defer cancel(nil)
 	a.watch(h, cancel)
 	var stop context.CancelFunc = func() {}
@@ -97,6 +100,8 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		// Close canceled the handler: the attempt was cut short, not failed.
 		if h.claim(heldSettled) {
 			a.giveBack(h)
+			h.trace.failed(err)
+			h.trace.settled(tasktrace.OutcomeGivenBack)
 		}
 		return
 	}

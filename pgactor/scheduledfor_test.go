@@ -69,17 +69,17 @@ func TestScheduledFor(t *testing.T) {
 		if got != want[got.payload] {
 			t.Errorf("ScheduledFor in %s's handler: %+v, want %+v", got.payload, got, want[got.payload])
 		}
-		a := tr.next(t)
+		a := tr.Next(t)
 		switch {
-		case a.info.ID == plain:
-			if a.headers["trace"] != "t-s" || len(a.headers) != 1 {
-				t.Errorf("the plain task's attempt got headers %v, want the sender's", a.headers)
+		case a.Info.ID == plain:
+			if a.Headers["trace"] != "t-s" || len(a.Headers) != 1 {
+				t.Errorf("the plain task's attempt got headers %v, want the sender's", a.Headers)
 			}
-		case a.headers != nil:
-			t.Errorf("the scheduled task's attempt got headers %v, want none: pgactor's are its own", a.headers)
+		case a.Headers != nil:
+			t.Errorf("the scheduled task's attempt got headers %v, want none: pgactor's are its own", a.Headers)
 		default:
-			scheduled = a.info.ID
-			if !a.info.Due.Equal(a.info.Enqueued) || a.result.Outcome != OutcomeDeadLettered {
+			scheduled = a.Info.ID
+			if !a.Info.Due.Equal(a.Info.Enqueued) || a.Result.Outcome != OutcomeDeadLettered {
 				t.Errorf("the scheduled task's attempt %+v, want due when fired, dead-lettered", a)
 			}
 		}
@@ -94,7 +94,7 @@ func TestScheduledFor(t *testing.T) {
 	if got := within(t, runs, 20*time.Second, "the replayed task did not run"); got != want["scheduled"] {
 		t.Errorf("ScheduledFor in the replayed task's handler: %+v, want %+v", got, want["scheduled"])
 	}
-	if a := tr.next(t); a.info.ID != scheduled || a.headers != nil || a.result.Outcome != OutcomeCompleted {
+	if a := tr.Next(t); a.Info.ID != scheduled || a.Headers != nil || a.Result.Outcome != OutcomeCompleted {
 		t.Errorf("the replayed task's attempt %+v, want task %d completed, without headers", a, scheduled)
 	}
 }

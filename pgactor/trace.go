@@ -5,137 +5,60 @@ import (
 	"encoding/json"
 	"log/slog"
 	"maps"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/actorpool/actorpool/actor/tasktrace"
 	"github.com/jackc/pgx/v5"
 )
 
 // A Tracer follows a durable actor's tasks from their send to each of
 // their attempts, in whichever process runs them: set it as
-// Config.Tracer. Package otelpgactor implements it with OpenTelemetry;
-// pgactor itself imports no tracing library.
+// Config.Tracer. It is package tasktrace's hook, which jsactor shares,
+// with pgactor's AttemptResult; package otelpgactor implements it with
+// OpenTelemetry, and pgactor itself imports no tracing library.
 //
-// The sender's Tracer returns headers — a trace context, baggage — that
-// the send stores with each task, in the tasks' headers column, and the
-// worker's Tracer receives them back when an attempt starts, in another
-// process as well as this one. Headers move with the task: into the dead
-// letters when it is dead-lettered, and back to the queue when it is
-// replayed, so that a replayed task's attempts continue the trace of its
-// send. An actor without a Tracer stores no headers (the column is NULL,
-// but for a scheduled task's own, see ScheduledFor) and costs nothing per
-// send or attempt.
-//
-// Its methods are called by many goroutines at once.
-type Tracer interface {
-	// StartSend is called as a send — Send, SendTx, SendBatch,
-	// SendBatchTx — begins, once its options are checked. It returns the
-	// context the send runs its statement with, the headers to store with
-	// each of its tasks (nil for none), and a function that the send calls
-	// once, with the IDs stored, in the order of the payloads, and the
-	// send's error. Header names beginning "pgactor-" are reserved for
-	// pgactor: the send drops them.
-	StartSend(ctx context.Context, info SendInfo) (context.Context, map[string]string, func(ids []uint64, err error))
-	// StartAttempt is called when a worker takes up a task, before its
-	// payload is decoded, with headers as StartSend returned them (nil
-	// when it returned none, or the task was sent without a Tracer or by
-	// a schedule); never pgactor's own, such as HeaderPeriod. The
-	// context it returns, derived from ctx, is the handler's. The actor
-	// calls end once, when the attempt's outcome is recorded, or given up.
-	StartAttempt(ctx context.Context, info AttemptInfo, headers map[string]string) (_ context.Context, end func(AttemptResult))
-}
+// Its StartSend is called by Send, SendTx, SendBatch and SendBatchTx,
+// once their options are checked, and runs the send's statement with the
+// context it returns. The headers it returns are stored with each task,
+// in the tasks' headers column, but for names beginning "pgactor-",
+// which are pgactor's and dropped; StartAttempt receives them back, in
+// another process as well as this one, never pgactor's own (such as
+// HeaderPeriod), and nil for a task sent by a schedule. Headers move with
+// the task: into the dead letters when it is dead-lettered, and back to
+// the queue when it is replayed, so that a replayed task's attempts
+// continue the trace of its send. An actor without a Tracer stores no
+// headers (the column is NULL, but for a scheduled task's own, see
+// ScheduledFor) and costs nothing per send or attempt.
+type Tracer = tasktrace.TracerOf[AttemptResult]
 
-// SendInfo describes a send to a Tracer.
-type SendInfo struct {
-	Actor string
-	Type  string // the tasks' type: WithType's, or the payload's Go type
-	// Count is how many tasks the send stores: 1 for Send and SendTx,
-	// len(payloads) for SendBatch and SendBatchTx.
-	Count int
-	Batch bool // SendBatch or SendBatchTx
-	// RunAt is the time RunAt set, and After the delay After set; both
-	// zero for a task due at once.
-	RunAt time.Time
-	After time.Duration
-}
+// SendInfo describes a send to a Tracer: package tasktrace's, which
+// jsactor's Tracer shares.
+type SendInfo = tasktrace.SendInfo
 
-// AttemptInfo describes an attempt to a Tracer.
-type AttemptInfo struct {
-	Actor  string
-	Worker string // the worker running the attempt, "actor/n"
-	ID     uint64
-	Type   string
-	// Attempt counts the task's runs, this one included; a lost run
-	// counts, a run given back does not. It starts again at 1 after a
-	// replay.
-	Attempt int
-	// Lost is how many of the task's runs lost their worker.
-	Lost int
-	// Enqueued is when the task was sent, or replayed, by the database's
-	// clock.
-	Enqueued time.Time
-	// Due is when the task became due for this attempt, by the database's
-	// clock, for every attempt: for the first, Enqueued for a task due at
-	// once, its RunAt (Enqueued if that was earlier), or Enqueued plus its
-	// After; after a failed run, when its Backoff ended; after a run
-	// given back, when it was given back; after a lost run, when the lost
-	// run's lease ran out. Its time in queue is the attempt's start less
-	// Due.
-	Due time.Time
-}
+// AttemptInfo describes an attempt to a Tracer: package tasktrace's. Its
+// Enqueued and Due are by the database's clock, and Due is never zero.
+type AttemptInfo = tasktrace.AttemptInfo
 
-// An Outcome is what became of an attempt.
-type Outcome uint8
+// An Outcome is what became of an attempt: package tasktrace's.
+type Outcome = tasktrace.Outcome
 
+// The outcomes, as package tasktrace names them.
 const (
-	// OutcomeCompleted: the handler succeeded and its completion
-	// committed.
-	OutcomeCompleted Outcome = iota + 1
-	// OutcomeRetried: the handler failed and the task is due again after
-	// its Backoff.
-	OutcomeRetried
-	// OutcomeDeadLettered: the task went to the dead letters for
-	// AttemptResult.Reason — attempts spent, a permanent error, lost too
-	// often, undecodable — other than Cancel.
-	OutcomeDeadLettered
-	// OutcomeCanceled: Actor.Cancel canceled the task, which went to the
-	// dead letters with ReasonCanceled.
-	OutcomeCanceled
-	// OutcomeLost: the lease was lost, so the task runs again elsewhere,
-	// or the outcome could not be recorded, so it runs again once its
-	// lease runs out.
-	OutcomeLost
-	// OutcomeGivenBack: Close stopped waiting for the handler and gave the
-	// task back, its attempt not charged.
-	OutcomeGivenBack
-	// OutcomeSnoozed: the handler returned Snooze; the task is due again
-	// after the delay, its attempt not charged. AttemptResult.Err is the
-	// *SnoozeError.
-	OutcomeSnoozed
+	OutcomeCompleted    = tasktrace.OutcomeCompleted
+	OutcomeRetried      = tasktrace.OutcomeRetried
+	OutcomeDeadLettered = tasktrace.OutcomeDeadLettered
+	OutcomeCanceled     = tasktrace.OutcomeCanceled // Actor.Cancel canceled the task: ReasonCanceled
+	OutcomeLost         = tasktrace.OutcomeLost
+	OutcomeGivenBack    = tasktrace.OutcomeGivenBack
+	OutcomeSnoozed      = tasktrace.OutcomeSnoozed
 )
 
-var outcomeNames = [...]string{"", "completed", "retried", "dead_lettered", "canceled", "lost", "given_back", "snoozed"}
-
-// String returns the outcome's name, such as "dead_lettered": the value
-// otelpgactor gives its outcome attribute.
-func (o Outcome) String() string {
-	if int(o) < len(outcomeNames) && o != 0 {
-		return outcomeNames[o]
-	}
-	return "Outcome(" + strconv.Itoa(int(o)) + ")"
-}
-
-// AttemptResult is what a Tracer's end function learns of an attempt.
-type AttemptResult struct {
-	Outcome Outcome
-	// Reason is why the task was dead-lettered, for OutcomeDeadLettered
-	// and OutcomeCanceled; zero otherwise.
-	Reason Reason
-	// Err is the handler's error, or why the task did not run (a
-	// *DecodeError, ErrCanceled); nil when the handler succeeded.
-	Err error
-}
+// AttemptResult is what a Tracer's end function learns of an attempt:
+// its Reason is why the task was dead-lettered, for OutcomeDeadLettered
+// and OutcomeCanceled, and zero otherwise; its Err the handler's error,
+// or why the task did not run (a *DecodeError, ErrCanceled).
+type AttemptResult = tasktrace.AttemptResultOf[Reason]
 
 // headerPrefix begins the names of the headers pgactor keeps for itself
 // in a task's headers, next to a tracer's: a schedule's (HeaderSchedule,

@@ -13,68 +13,16 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/tracerec"
 	"github.com/actorpool/actorpool/pgpool"
 	"github.com/jackc/pgx/v5"
 )
 
-// recTracer is a Tracer that records what the actor tells it. Its sends
-// store headers; its attempts put the headers' "trace" into the
-// handler's context.
-type recTracer struct {
-	headers map[string]string
-
-	mu    sync.Mutex
-	sends []recSend
-	ended chan recAttempt
-}
-
-type recSend struct {
-	info SendInfo
-	ids  []uint64
-	err  error
-}
-
-type recAttempt struct {
-	info    AttemptInfo
-	headers map[string]string
-	result  AttemptResult
-}
-
-type traceKey struct{}
+// recTracer records what the actor tells its Tracer.
+type recTracer = tracerec.Recorder[AttemptResult]
 
 func newRecTracer(headers map[string]string) *recTracer {
-	return &recTracer{headers: headers, ended: make(chan recAttempt, 100)}
-}
-
-func (r *recTracer) StartSend(ctx context.Context, info SendInfo) (context.Context, map[string]string, func([]uint64, error)) {
-	return ctx, maps.Clone(r.headers), func(ids []uint64, err error) {
-		r.mu.Lock()
-		r.sends = append(r.sends, recSend{info, ids, err})
-		r.mu.Unlock()
-	}
-}
-
-func (r *recTracer) StartAttempt(ctx context.Context, info AttemptInfo, headers map[string]string) (context.Context, func(AttemptResult)) {
-	ended := false
-	return context.WithValue(ctx, traceKey{}, headers["trace"]), func(res AttemptResult) {
-		if ended {
-			panic("an attempt's end was called twice")
-		}
-		ended = true
-		r.ended <- recAttempt{info, headers, res}
-	}
-}
-
-func (r *recTracer) sent() []recSend {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]recSend(nil), r.sends...)
-}
-
-// next returns the next attempt to end.
-func (r *recTracer) next(t testing.TB) recAttempt {
-	t.Helper()
-	return within(t, r.ended, 20*time.Second, "no attempt ended")
+	return tracerec.New[AttemptResult](headers)
 }
 
 // storedHeaders returns the headers column of task id in table, decoded;
@@ -151,7 +99,7 @@ func TestTraceSendStoresHeaders(t *testing.T) {
 			SendInfo{}, nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := len(tr.sent())
+			before := len(tr.Sends())
 			ids, err := c.send(c.a)
 			if err != nil {
 				t.Fatal(err)
@@ -161,7 +109,7 @@ func TestTraceSendStoresHeaders(t *testing.T) {
 					t.Errorf("task %d stored headers %v, want %v", id, got, c.want)
 				}
 			}
-			sends := tr.sent()[before:]
+			sends := tr.Sends()[before:]
 			if c.noRecord {
 				if len(sends) != 0 {
 					t.Errorf("the tracer of another actor saw %d sends", len(sends))
@@ -173,8 +121,8 @@ func TestTraceSendStoresHeaders(t *testing.T) {
 			}
 			info := c.info
 			info.Actor = "traced"
-			if s := sends[0]; s.info != info || s.err != nil || !slices.Equal(s.ids, ids) {
-				t.Errorf("the tracer saw %+v, ids %v, error %v; want %+v, ids %v", s.info, s.ids, s.err, info, ids)
+			if s := sends[0]; s.Info != info || s.Err != nil || !slices.Equal(s.IDs, ids) {
+				t.Errorf("the tracer saw %+v, ids %v, error %v; want %+v, ids %v", s.Info, s.IDs, s.Err, info, ids)
 			}
 		})
 	}
@@ -198,7 +146,7 @@ func TestTraceSendStoresHeaders(t *testing.T) {
 	})
 
 	t.Run("a refused send ends with its error", func(t *testing.T) {
-		before := len(tr.sent())
+		before := len(tr.Sends())
 		if _, err := traced.Send(t.Context(), 1, UniqueKey("k")); err != nil {
 			t.Fatal(err)
 		}
@@ -207,8 +155,8 @@ func TestTraceSendStoresHeaders(t *testing.T) {
 		if !errors.As(err, &dup) {
 			t.Fatalf("second send: %v, want a *DuplicateError", err)
 		}
-		sends := tr.sent()[before:]
-		if len(sends) != 2 || !errors.As(sends[1].err, &dup) || sends[1].ids != nil {
+		sends := tr.Sends()[before:]
+		if len(sends) != 2 || !errors.As(sends[1].Err, &dup) || sends[1].IDs != nil {
 			t.Errorf("the tracer saw %+v, want the second send to end with the *DuplicateError and no ids", sends)
 		}
 	})
@@ -313,7 +261,7 @@ func TestTraceAttemptOutcomes(t *testing.T) {
 				cfg.Backoff = actor.Backoff{Initial: time.Millisecond}
 			}
 			worker := start(other, "outcomes", func(ctx context.Context, task actor.Task[int]) error {
-				ctxTrace <- ctx.Value(traceKey{})
+				ctxTrace <- tracerec.Header(ctx, "trace")
 				started <- struct{}{}
 				return c.handle(ctx, task.Attempt)
 			}, cfg)
@@ -322,18 +270,18 @@ func TestTraceAttemptOutcomes(t *testing.T) {
 				c.act(t, other, worker, id)
 			}
 			for i, w := range c.want {
-				got := workTracer.next(t)
+				got := workTracer.Next(t)
 				attempt := i + 1
 				if c.uncharged {
 					attempt = 1
 				}
-				if got.info.Actor != "outcomes" || got.info.ID != id || got.info.Type != "int" || got.info.Attempt != attempt {
-					t.Errorf("attempt %d: info %+v, want actor outcomes, task %d, type int, attempt %d", i+1, got.info, id, attempt)
+				if got.Info.Actor != "outcomes" || got.Info.ID != id || got.Info.Type != "int" || got.Info.Attempt != attempt {
+					t.Errorf("attempt %d: info %+v, want actor outcomes, task %d, type int, attempt %d", i+1, got.Info, id, attempt)
 				}
-				if got.headers["trace"] != c.name {
-					t.Errorf("attempt %d: the tracer got headers %v, want the sender's, trace=%q", i+1, got.headers, c.name)
+				if got.Headers["trace"] != c.name {
+					t.Errorf("attempt %d: the tracer got headers %v, want the sender's, trace=%q", i+1, got.Headers, c.name)
 				}
-				if res := got.result; res.Outcome != w.outcome || res.Reason != w.reason || (res.Err != nil) != w.err {
+				if res := got.Result; res.Outcome != w.outcome || res.Reason != w.reason || (res.Err != nil) != w.err {
 					t.Errorf("attempt %d: result %+v (%v), want outcome %v, reason %v, an error: %v", i+1, res, res.Outcome, w.outcome, w.reason, w.err)
 				}
 			}
@@ -342,11 +290,7 @@ func TestTraceAttemptOutcomes(t *testing.T) {
 					t.Errorf("the handler's context holds %v from the tracer, want %q", v, c.name)
 				}
 			}
-			select {
-			case extra := <-workTracer.ended:
-				t.Errorf("an attempt more ended: %+v", extra)
-			default:
-			}
+			workTracer.NoMore(t)
 		})
 	}
 }
@@ -374,8 +318,8 @@ func TestTraceGivenBack(t *testing.T) {
 	if err := a.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := tr.next(t); got.result.Outcome != OutcomeGivenBack {
-		t.Errorf("result %+v, want given back", got.result)
+	if got := tr.Next(t); got.Result.Outcome != OutcomeGivenBack {
+		t.Errorf("result %+v, want given back", got.Result)
 	}
 }
 
@@ -408,12 +352,12 @@ func TestTraceHeadersFollowTheTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	worker := start(r, "follow", func(ctx context.Context, task actor.Task[int]) error {
-		if task.Payload == 2 && ctx.Value(traceKey{}) == "t-9" && failedOnce.CompareAndSwap(false, true) {
+		if task.Payload == 2 && tracerec.Header(ctx, "trace") == "t-9" && failedOnce.CompareAndSwap(false, true) {
 			return actor.Permanent(errors.New("broken"))
 		}
 		return nil
 	}, Config[int]{Tracer: tr, PollInterval: 10 * time.Millisecond})
-	if got := tr.next(t); got.info.ID != failing || got.result.Outcome != OutcomeDeadLettered {
+	if got := tr.Next(t); got.Info.ID != failing || got.Result.Outcome != OutcomeDeadLettered {
 		t.Fatalf("first attempt %+v, want task %d dead-lettered", got, failing)
 	}
 	if got := r.storedHeaders("dead_letters", failing); !maps.Equal(got, want) {
@@ -427,12 +371,12 @@ func TestTraceHeadersFollowTheTask(t *testing.T) {
 		t.Fatalf("Replay: %v, %v", replayed, err)
 	}
 	for range 2 {
-		got := tr.next(t)
-		if !maps.Equal(got.headers, want) || got.result.Outcome != OutcomeCompleted || got.info.Attempt != 1 {
+		got := tr.Next(t)
+		if !maps.Equal(got.Headers, want) || got.Result.Outcome != OutcomeCompleted || got.Info.Attempt != 1 {
 			t.Errorf("replayed attempt %+v, want headers %v, attempt 1, completed", got, want)
 		}
-		if !got.info.Due.Equal(got.info.Enqueued) {
-			t.Errorf("replayed task %d due at %v, want at once, when enqueued (%v)", got.info.ID, got.info.Due, got.info.Enqueued)
+		if !got.Info.Due.Equal(got.Info.Enqueued) {
+			t.Errorf("replayed task %d due at %v, want at once, when enqueued (%v)", got.Info.ID, got.Info.Due, got.Info.Enqueued)
 		}
 	}
 }
@@ -478,8 +422,8 @@ func TestTraceDue(t *testing.T) {
 		ids[id] = s.name
 	}
 	for range 6 {
-		got := tr.next(t)
-		info := got.info
+		got := tr.Next(t)
+		info := got.Info
 		switch name := ids[info.ID]; {
 		case name == "now" || name == "RunAt past" || name == "retry" && info.Attempt == 1:
 			if !info.Due.Equal(info.Enqueued) {
@@ -527,9 +471,9 @@ func TestTraceDueLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(r, "lost", func(context.Context, actor.Task[int]) error { return nil }, Config[int]{Tracer: tr, PollInterval: 10 * time.Millisecond})
-	got := tr.next(t)
-	if got.info.ID != id || got.info.Attempt != 2 || got.info.Lost != 1 || !got.info.Due.Equal(expired) {
-		t.Errorf("attempt %+v, want task %d's attempt 2, lost 1, due %v, when the lost lease ran out", got.info, id, expired)
+	got := tr.Next(t)
+	if got.Info.ID != id || got.Info.Attempt != 2 || got.Info.Lost != 1 || !got.Info.Due.Equal(expired) {
+		t.Errorf("attempt %+v, want task %d's attempt 2, lost 1, due %v, when the lost lease ran out", got.Info, id, expired)
 	}
 }
 
@@ -545,7 +489,7 @@ func TestTraceBadHeaders(t *testing.T) {
 	}
 	r.exec(`UPDATE {s}.tasks SET headers = '{"n": 1}' WHERE id = $1`, int64(id))
 	start(r, "bad", func(context.Context, actor.Task[int]) error { return nil }, Config[int]{Tracer: tr, Logger: quiet(t)})
-	if got := tr.next(t); got.headers != nil || got.result.Outcome != OutcomeCompleted {
+	if got := tr.Next(t); got.Headers != nil || got.Result.Outcome != OutcomeCompleted {
 		t.Errorf("attempt %+v, want no headers and completed", got)
 	}
 }

@@ -4,6 +4,8 @@
 // it, and metrics of the queue's depth, the time tasks wait in it, how
 // long attempts take and how they end. It is a package of its own so
 // that programs that import only pgactor do not compile OpenTelemetry.
+// Its Tracer is package oteltask's, which traces jsactor's actors too,
+// with this package's scope and messaging.system "pgactor".
 //
 // # Traces
 //

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
+	"github.com/actorpool/actorpool/oteltask"
 	"github.com/actorpool/actorpool/pgactor"
 )
 
@@ -41,8 +42,7 @@ func RegisterMetrics(actor Source, opts ...Option) (metric.Registration, error) 
 	if actor == nil {
 		return nil, errors.New("otelpgactor: RegisterMetrics needs an actor; got nil")
 	}
-	o := newOptions(opts)
-	m := o.meter()
+	m := oteltask.Meter(withScope(opts)...)
 	tasks, err1 := m.Int64ObservableGauge("actorpool.actor.tasks",
 		metric.WithDescription("Tasks of the actor waiting or running, by state, across every process."), metric.WithUnit("{task}"))
 	dead, err2 := m.Int64ObservableGauge("actorpool.actor.dead_letters",

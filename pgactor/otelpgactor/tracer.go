@@ -2,18 +2,14 @@ package otelpgactor
 
 import (
 	"context"
-	"strconv"
-	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
-	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
-	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/oteltask"
 	"github.com/actorpool/actorpool/pgactor"
 )
 
@@ -25,142 +21,64 @@ const ScopeName = "github.com/actorpool/actorpool/pgactor/otelpgactor"
 const System = "pgactor"
 
 // Attributes of the package's own, where the semantic conventions have
-// none.
+// none: package oteltask's, which jsactor's spans share, and the state of
+// RegisterMetrics's gauge.
 const (
-	TaskTypeKey    = attribute.Key("actorpool.task.type")    // the task's type
-	TaskAttemptKey = attribute.Key("actorpool.task.attempt") // the attempt's number, from 1
-	TaskLostKey    = attribute.Key("actorpool.task.lost")    // the task's runs that lost their worker, when any
-	TaskIDsKey     = attribute.Key("actorpool.task.ids")     // the IDs a batch send stored
-	OutcomeKey     = attribute.Key("actorpool.task.outcome") // pgactor.Outcome's String: completed, retried, dead_lettered, canceled, lost, given_back
-	ReasonKey      = attribute.Key("actorpool.task.reason")  // pgactor.Reason's String, for a dead-lettered task
-	StateKey       = attribute.Key("actorpool.task.state")   // queued, scheduled, running or retrying, on actorpool.actor.tasks
+	TaskTypeKey    = oteltask.TaskTypeKey                  // the task's type
+	TaskAttemptKey = oteltask.TaskAttemptKey               // the attempt's number, from 1
+	TaskLostKey    = oteltask.TaskLostKey                  // the task's runs that lost their worker, when any
+	TaskIDsKey     = oteltask.TaskIDsKey                   // the IDs a batch send stored
+	OutcomeKey     = oteltask.OutcomeKey                   // pgactor.Outcome's String: completed, retried, dead_lettered, canceled, lost, given_back, snoozed
+	ReasonKey      = oteltask.ReasonKey                    // pgactor.Reason's String, for a dead-lettered task
+	StateKey       = attribute.Key("actorpool.task.state") // queued, scheduled, running or retrying, on actorpool.actor.tasks
 )
 
 // A Tracer is a pgactor.Tracer that traces sends and attempts with
 // OpenTelemetry spans, carries the sender's trace context and baggage
-// to the handler in the task's headers, and measures attempts. It is safe
-// for use by many goroutines and actors. Set it as pgactor.Config.Tracer
-// of every actor, sending or running, whose tasks it should follow.
+// to the handler in the task's headers, and measures attempts: package
+// oteltask's Tracer, with messaging.system "pgactor" and this package's
+// scope. It is safe for use by many goroutines and actors. Set it as
+// pgactor.Config.Tracer of every actor, sending or running, whose tasks
+// it should follow.
 type Tracer struct {
-	tracer    trace.Tracer
-	prop      propagation.TextMapPropagator
-	queueTime metric.Float64Histogram
-	duration  messagingconv.ProcessDuration
-	attempts  metric.Int64Counter
+	t *oteltask.Tracer
 }
 
 var _ pgactor.Tracer = (*Tracer)(nil)
 
 // An Option configures NewTracer and RegisterMetrics.
-type Option func(*options)
-
-type options struct {
-	tp   trace.TracerProvider
-	mp   metric.MeterProvider
-	prop propagation.TextMapPropagator
-}
+type Option = oteltask.Option
 
 // WithTracerProvider makes the spans with tp instead of the global
 // provider (otel.GetTracerProvider).
-func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(o *options) { o.tp = tp }
-}
+func WithTracerProvider(tp trace.TracerProvider) Option { return oteltask.WithTracerProvider(tp) }
 
 // WithMeterProvider makes the instruments with mp instead of the global
 // provider (otel.GetMeterProvider).
-func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(o *options) { o.mp = mp }
-}
+func WithMeterProvider(mp metric.MeterProvider) Option { return oteltask.WithMeterProvider(mp) }
 
 // WithPropagator writes and reads the tasks' headers with p instead of
 // W3C Trace Context and Baggage. Pass otel.GetTextMapPropagator() for the
 // global one. Senders and workers must agree.
-func WithPropagator(p propagation.TextMapPropagator) Option {
-	return func(o *options) { o.prop = p }
-}
+func WithPropagator(p propagation.TextMapPropagator) Option { return oteltask.WithPropagator(p) }
 
-func newOptions(opts []Option) options {
-	o := options{
-		tp:   otel.GetTracerProvider(),
-		mp:   otel.GetMeterProvider(),
-		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
-	}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o
+// withScope puts this package's scope ahead of opts.
+func withScope(opts []Option) []Option {
+	return append([]Option{oteltask.WithScope(ScopeName)}, opts...)
 }
-
-func (o *options) meter() metric.Meter {
-	return o.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
-}
-
-// durationBuckets are the histograms' bounds, in seconds: the semantic
-// conventions' for durations, and minutes beyond them, which a queue's
-// waits reach.
-var durationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 300, 900, 3600}
 
 // NewTracer returns a Tracer on the global providers, or those opts give.
 // An instrument the meter refuses is reported to otel.Handle and left
 // out; the Tracer still traces.
 func NewTracer(opts ...Option) *Tracer {
-	o := newOptions(opts)
-	t := &Tracer{
-		tracer: o.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
-		prop:   o.prop,
-	}
-	m := o.meter()
-	var err error
-	if t.queueTime, err = m.Float64Histogram("actorpool.task.queue_time",
-		metric.WithDescription("Time from when a task became due to the start of its attempt: after its send, RunAt or After, a retry's backoff, or a lost run's lease."),
-		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
-		otel.Handle(err)
-	}
-	if t.duration, err = messagingconv.NewProcessDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
-		otel.Handle(err)
-	}
-	if t.attempts, err = m.Int64Counter("actorpool.task.attempts",
-		metric.WithDescription("Attempts that ended, by their outcome."), metric.WithUnit("{attempt}")); err != nil {
-		otel.Handle(err)
-	}
-	return t
+	return &Tracer{oteltask.NewTracer(System, withScope(opts)...)}
 }
 
 // StartSend starts a producer span, "send <actor>", as a child of the
 // span in ctx, and returns the headers that carry it, and ctx's baggage,
 // to the handler.
 func (t *Tracer) StartSend(ctx context.Context, info pgactor.SendInfo) (context.Context, map[string]string, func([]uint64, error)) {
-	attrs := []attribute.KeyValue{
-		semconv.MessagingSystemKey.String(System),
-		semconv.MessagingOperationName("send"),
-		semconv.MessagingOperationTypeSend,
-		semconv.MessagingDestinationName(info.Actor),
-		TaskTypeKey.String(info.Type),
-	}
-	if info.Batch {
-		attrs = append(attrs, semconv.MessagingBatchMessageCount(info.Count))
-	}
-	ctx, span := t.tracer.Start(ctx, "send "+info.Actor, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
-	headers := propagation.MapCarrier{}
-	t.prop.Inject(ctx, headers)
-	return ctx, headers, func(ids []uint64, err error) {
-		switch {
-		case info.Batch && len(ids) > 0:
-			s := make([]int64, len(ids))
-			for i, id := range ids {
-				s[i] = int64(id)
-			}
-			span.SetAttributes(TaskIDsKey.Int64Slice(s))
-		case len(ids) == 1:
-			span.SetAttributes(semconv.MessagingMessageID(strconv.FormatUint(ids[0], 10)))
-		}
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-			span.SetAttributes(semconv.ErrorType(err))
-		}
-		span.End()
-	}
+	return t.t.StartSend(ctx, info)
 }
 
 // StartAttempt starts a consumer span, "process <actor>", whose parent is
@@ -168,61 +86,15 @@ func (t *Tracer) StartSend(ctx context.Context, info pgactor.SendInfo) (context.
 // trace — and puts the headers' baggage in the handler's context. It
 // records the attempt's time in queue, since info.Due, and
 // when the attempt ends, its duration and outcome; an attempt that did
-// not complete, nor was given back at Close, ends its span with status
-// Error.
+// not complete, nor was given back at Close or snoozed, ends its span
+// with status Error.
 func (t *Tracer) StartAttempt(ctx context.Context, info pgactor.AttemptInfo, headers map[string]string) (context.Context, func(pgactor.AttemptResult)) {
-	start := time.Now()
-	if headers != nil {
-		ctx = t.prop.Extract(ctx, propagation.MapCarrier(headers))
-	}
-	common := []attribute.KeyValue{
-		semconv.MessagingSystemKey.String(System),
-		semconv.MessagingOperationName("process"),
-		semconv.MessagingDestinationName(info.Actor),
-		TaskTypeKey.String(info.Type),
-	}
-	attrs := append(common[:len(common):len(common)],
-		semconv.MessagingOperationTypeProcess,
-		semconv.MessagingMessageID(strconv.FormatUint(info.ID, 10)),
-		TaskAttemptKey.Int(info.Attempt),
-	)
-	if info.Lost > 0 {
-		attrs = append(attrs, TaskLostKey.Int(info.Lost))
-	}
-	ctx, span := t.tracer.Start(ctx, "process "+info.Actor, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithTimestamp(start), trace.WithAttributes(attrs...))
-	if !info.Due.IsZero() && t.queueTime != nil {
-		t.queueTime.Record(ctx, max(start.Sub(info.Due), 0).Seconds(), metric.WithAttributes(common...))
-	}
+	ctx, end := t.t.StartAttempt(ctx, info, headers)
 	return ctx, func(res pgactor.AttemptResult) {
-		end := time.Now()
-		outcome := OutcomeKey.String(res.Outcome.String())
-		span.SetAttributes(outcome)
+		r := tasktrace.AttemptResult{Outcome: res.Outcome, Err: res.Err}
 		if res.Reason != 0 {
-			span.SetAttributes(ReasonKey.String(res.Reason.String()))
+			r.Reason = res.Reason
 		}
-		measured := append(common, outcome)
-		if res.Err != nil && res.Outcome != pgactor.OutcomeSnoozed { // a snooze is no error
-			span.RecordError(res.Err, trace.WithTimestamp(end))
-			measured = append(measured, semconv.ErrorType(res.Err))
-			span.SetAttributes(semconv.ErrorType(res.Err))
-		}
-		switch res.Outcome {
-		case pgactor.OutcomeCompleted, pgactor.OutcomeGivenBack, pgactor.OutcomeSnoozed:
-		default:
-			desc := res.Outcome.String()
-			if res.Err != nil {
-				desc += ": " + res.Err.Error()
-			}
-			span.SetStatus(codes.Error, desc)
-		}
-		span.End(trace.WithTimestamp(end))
-		set := metric.WithAttributes(measured...)
-		if t.duration.Float64Histogram != nil {
-			t.duration.Float64Histogram.Record(ctx, end.Sub(start).Seconds(), set)
-		}
-		if t.attempts != nil {
-			t.attempts.Add(ctx, 1, set)
-		}
+		end(r)
 	}
 }
