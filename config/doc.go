@@ -20,6 +20,8 @@
 //	    overflow: block
 //	    max_attempts: 3
 //	    backoff: {initial: 100ms, max: 5s, multiplier: 2, jitter: 0.2}
+//	    lease: 10s   # a durable actor's
+//	    heartbeat: 2s
 //
 // A YAML merge key (<<: *anchor) shares settings between entries.
 //
