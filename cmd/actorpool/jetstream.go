@@ -21,6 +21,10 @@ import (
 	"github.com/actorpool/actorpool/jsactor/jsserver"
 )
 
+// storeLockName is the file in the embedded server's store that a demo
+// locks while it runs the server.
+const storeLockName = "actorpool-demo.lock"
+
 // demoPrefix names the streams of the durable audit actor on JetStream: a
 // prefix of the demo's own, apart from jsactor's default, so that the
 // demo's actor cannot mix with an application's on a shared server.
@@ -121,6 +125,7 @@ type jetstreamAudit struct {
 	a       *jsactor.Actor[auditEvent]
 	nc      *nats.Conn
 	server  *jsserver.Server // nil for a NATS of the user's
+	unlock  func()           // gives back the embedded server's store
 	where   string           // the server, for the header
 	start   jsactor.Stats    // read before the workers started: what earlier runs left
 	refused atomic.Uint64    // sends that failed
@@ -150,6 +155,9 @@ func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, h
 	if url == "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("cannot make the embedded JetStream server's store: %w", err)
+		}
+		if d.unlock, err = lockStore(dir); err != nil {
+			return nil, err
 		}
 		d.server, err = jsserver.Start(jsserver.Options{Dir: dir})
 		if err != nil {
@@ -185,6 +193,9 @@ func (d *jetstreamAudit) shutdown() {
 	}
 	if d.server != nil {
 		d.server.Shutdown()
+	}
+	if d.unlock != nil {
+		d.unlock()
 	}
 }
 
