@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,11 +166,11 @@ func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, h
 		}
 		url, d.where = d.server.ClientURL(), fmt.Sprintf("an embedded NATS server, stored in %s", dir)
 	} else {
-		d.where = "NATS at " + url
+		d.where = "NATS at " + redactURLs(url)
 	}
 	d.nc, err = nats.Connect(url, nats.Name("actorpool demo"), nats.Timeout(pingTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach NATS at %s: %w; is the server running? Write --jetstream alone to use an embedded one", url, err)
+		return nil, fmt.Errorf("cannot reach %s: %w; is the server running? Write --jetstream alone to use an embedded one", d.where, err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	d.start, err = jsactor.ReadStats(rctx, d.nc, demoPrefix, cfg.Name)
@@ -184,6 +185,22 @@ func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, h
 		return nil, fmt.Errorf("cannot set up the durable audit actor on %s: %w", d.where, err)
 	}
 	return d, nil
+}
+
+// redactURLs returns the comma-separated server URLs of urls, as
+// nats.Connect takes them, with their passwords and tokens masked, to be
+// shown.
+func redactURLs(urls string) string {
+	list := strings.Split(urls, ",")
+	for i, s := range list {
+		if u, err := neturl.Parse(strings.TrimSpace(s)); err == nil {
+			if _, ok := u.User.Password(); u.User != nil && !ok {
+				u.User = neturl.User("xxxxx") // a user alone is a token to NATS
+			}
+			list[i] = u.Redacted()
+		}
+	}
+	return strings.Join(list, ",")
 }
 
 // shutdown closes the connection and stops the embedded server, if any.

@@ -62,6 +62,20 @@ func TestJetStreamFlag(t *testing.T) {
 	}
 }
 
+// TestRedactURLs proves that the URLs shown keep no password or token.
+func TestRedactURLs(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+		{"nats://ann:secret@h:4222", "nats://ann:xxxxx@h:4222"},
+		{"tls://a:1,nats://bob:pw@b:2", "tls://a:1,nats://bob:xxxxx@b:2"},
+		{"nats://s3cr3t@h:4222", "nats://xxxxx@h:4222"}, // a token
+	} {
+		if got := redactURLs(tt.in); got != tt.want {
+			t.Errorf("redactURLs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 // TestJetStreamConfig proves that an actor entry maps onto jsactor.Config
 // setting for setting, and that what jsactor cannot run is refused, field
 // by field.
