@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
@@ -33,7 +34,8 @@ type Actor[T any] struct {
 	log     *slog.Logger
 	epoch   time.Time // the zero of the monotonic readings leases are proven in
 
-	counts counters
+	counts   counters
+	gaveBack atomic.Int64 // tasks given back since Close began
 
 	runCtx  context.Context         // the handlers' parent: canceled when Close gives up on them
 	stopRun context.CancelCauseFunc //
@@ -133,8 +135,11 @@ func New[T any](ctx context.Context, nc *nats.Conn, name string, handler actor.H
 
 // wrapNoJetStream explains the error of a server without JetStream.
 func wrapNoJetStream(name string, err error) error {
-	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
-		return fmt.Errorf("jsactor: New %q: the server has no JetStream: start nats-server with -js (or use jsserver): %w", name, err)
+	// A server without JetStream has no one answering its API: no
+	// responders, rather than an error that says so.
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
+		errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("jsactor: New %q: the server has no JetStream for this account: start nats-server with -js (or use package jsserver): %w", name, err)
 	}
 	return err
 }

@@ -39,7 +39,6 @@ func (a *Actor[T]) close(ctx context.Context) error {
 		a.workerWG.Wait() // the fetcher closes the queue once its request in flight ends
 		close(done)
 	}()
-	var gaveBack int
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -48,7 +47,7 @@ func (a *Actor[T]) close(ctx context.Context) error {
 		case <-done:
 		case <-time.After(a.set.grace):
 		}
-		gaveBack = a.giveBackHeld()
+		a.giveBackHeld()
 	}
 	a.stopRun(ErrClosed)
 	a.bgWG.Wait()
@@ -58,27 +57,23 @@ func (a *Actor[T]) close(ctx context.Context) error {
 	if err := a.flush(flushCtx); err != nil {
 		errs = append(errs, fmt.Errorf("jsactor: close %q: counters not added to the counter stream: %w", a.name, err))
 	}
-	if gaveBack > 0 {
-		errs = append(errs, fmt.Errorf("jsactor: close %q: gave back %d tasks whose handlers had not returned: %w", a.name, gaveBack, context.Cause(ctx)))
+	if n := a.gaveBack.Load(); n > 0 && ctx.Err() != nil {
+		errs = append(errs, fmt.Errorf("jsactor: close %q: gave back %d tasks whose handlers had not finished: %w", a.name, n, context.Cause(ctx)))
 	}
 	return errors.Join(errs...)
 }
 
-// giveBackHeld gives back every task whose handler has not returned, and
-// returns how many.
-func (a *Actor[T]) giveBackHeld() int {
+// giveBackHeld gives back every task whose handler has not returned.
+func (a *Actor[T]) giveBackHeld() {
 	a.mu.Lock()
 	hs := make([]*held, 0, len(a.held))
 	for h := range a.held {
 		hs = append(hs, h)
 	}
 	a.mu.Unlock()
-	n := 0
 	for _, h := range hs {
 		if h.claim(heldGivenBack) {
 			a.giveBack(h)
-			n++
 		}
 	}
-	return n
 }

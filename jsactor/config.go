@@ -51,9 +51,10 @@ type Config[T any] struct {
 	// tasks; 0 means a third of Lease.
 	Heartbeat time.Duration
 	// FetchWait is how long one pull request waits for tasks on the
-	// server before the next is sent; 0 means one second. Tasks arrive as
-	// soon as they are stored whatever it is; it bounds how long Close
-	// waits for the request in flight.
+	// server before the next is sent; 0 means one second, and it is at
+	// most a quarter of Lease. Tasks arrive as soon as they are stored
+	// whatever it is; it bounds how long Close waits for the request in
+	// flight.
 	FetchWait time.Duration
 	// FetchBatch is the most tasks one pull request asks for; 0 means 100.
 	FetchBatch int

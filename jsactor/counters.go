@@ -36,14 +36,17 @@ func (a *Actor[T]) flushCounters() {
 	defer a.bgWG.Done()
 	tick := time.NewTicker(a.set.flushEach)
 	defer tick.Stop()
+	failing := false // log a run of failures once
 	for {
 		select {
 		case <-a.stopCtx.Done():
 			return // Close flushes once the workers are done
 		case <-tick.C:
-			if err := a.flush(a.stopCtx); err != nil && a.stopCtx.Err() == nil {
-				a.log.Warn("could not add the counters to the counter stream; keeping them for the next try", "error", err)
+			err := a.flush(a.stopCtx)
+			if err != nil && !failing && a.stopCtx.Err() == nil {
+				a.log.Warn("could not add the counters to the counter stream; keeping them for the next tries", "error", err)
 			}
+			failing = err != nil
 		}
 	}
 }

@@ -162,7 +162,7 @@ func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) 
 		if err != nil {
 			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, err)
 		}
-		key := m.Header.Get(hdrKey)
+		key := readText(m.Header.Get(hdrKey))
 		h := nats.Header{}
 		for _, name := range []string{hdrType, hdrKey} {
 			if v := m.Header.Get(name); v != "" {
@@ -171,15 +171,14 @@ func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) 
 		}
 		h.Set(hdrReplayOf, strconv.FormatUint(id, 10))
 		msg := &nats.Msg{Subject: a.l.subject(placeReady, keyToken(key)), Header: h, Data: m.Data}
-		before := a.counts.n[counterIndex(countAccepted)].Load()
-		seq, err := a.publish(ctx, msg, "replay-"+a.l.deadStream()+"-"+strconv.FormatUint(id, 10), key)
+		seq, dup, err := a.publish(ctx, msg, "replay-"+a.l.deadStream()+"-"+strconv.FormatUint(id, 10), key)
 		if err != nil {
 			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, err)
 		}
-		if a.counts.n[counterIndex(countAccepted)].Load() != before {
+		if !dup {
 			a.counts.add(countReplayed, 1)
 		}
-		if err := dead.DeleteMsg(ctx, id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		if err := deleteMsg(ctx, dead, id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 			return append(out, seq), fmt.Errorf("jsactor: dead letter %d of %q was replayed as task %d, but not deleted (replaying it again within the dedup window stores nothing): %w", id, a.name, seq, err)
 		}
 		out = append(out, seq)
@@ -196,9 +195,9 @@ func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, e
 	}
 	n := 0
 	for _, id := range ids {
-		err := dead.DeleteMsg(ctx, id)
+		err := deleteMsg(ctx, dead, id)
 		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound), apiCode(err) == jetstream.JSErrCodeMessageNotFound:
+		case errors.Is(err, jetstream.ErrMsgNotFound):
 		case err != nil:
 			return n, fmt.Errorf("jsactor: delete dead letter %d of %q: %w", id, a.name, err)
 		default:
@@ -206,4 +205,19 @@ func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, e
 		}
 	}
 	return n, nil
+}
+
+// deleteMsg deletes the message at seq, failing with
+// jetstream.ErrMsgNotFound when there is none: the server answers a
+// delete of a missing message with a generic failure, so a failure is
+// checked against a read.
+func deleteMsg(ctx context.Context, st jetstream.Stream, seq uint64) error {
+	err := st.DeleteMsg(ctx, seq)
+	if err == nil || !errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
+		return err
+	}
+	if _, gerr := st.GetMsg(ctx, seq); errors.Is(gerr, jetstream.ErrMsgNotFound) {
+		return jetstream.ErrMsgNotFound
+	}
+	return err
 }

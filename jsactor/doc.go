@@ -74,7 +74,13 @@
 // issues 4786 and 6937). So each worker fences itself: it counts a lease
 // as held only until Lease after the moment it sent the request or the
 // renewal that the server has since confirmed, on its own monotonic
-// clock, less a tenth of the Lease. A worker that cannot prove its lease
+// clock, less a tenth of the Lease. A renewal counts only if that proof
+// still held when the server's confirmation came back — the server
+// ignores a renewal that arrives after the ack wait, yet answers the round
+// trip — so a lease once lost is never renewed, and a worker frozen past
+// its lease finds it lost when it thaws. A pull request waits at most a
+// quarter of the Lease on the server, so that the lease of a task it
+// brings can be proven from the request. A worker that cannot prove its lease
 // still holds cancels its handler's context with cause [ErrLeaseLost] and
 // neither acknowledges, retries nor dead-letters the task: its result is
 // dropped and the task runs again elsewhere. What remains is a window

@@ -37,8 +37,9 @@ var ErrPriority = errors.New("jsactor: Priority is not supported on JetStream: t
 // is dropped.
 var ErrLeaseLost = errors.New("jsactor: the task's lease was lost")
 
-// ErrClosed is returned by a send on an actor that Close has begun to
-// close, and is the cause of a handler's context when Close cancels it.
+// ErrClosed is the cause of a handler's context when Close stops waiting
+// for it and cancels it. Sends do not need the actor's workers, and are
+// stored after Close as before.
 var ErrClosed = errors.New("jsactor: actor closed")
 
 // A DuplicateError is the error of a send refused because a live task

@@ -32,7 +32,7 @@ func (a *Actor[T]) fetch() {
 			}
 		}
 		sent := a.now()
-		batch, err := a.run.Fetch(n, jetstream.FetchMaxWait(a.set.fetchWait))
+		batch, err := a.run.Fetch(n, jetstream.FetchMaxWait(a.fetchWait()))
 		got := 0
 		if err == nil {
 			for msg := range batch.Messages() {
@@ -61,6 +61,13 @@ func (a *Actor[T]) fetch() {
 	}
 }
 
+// fetchWait is how long a pull request waits on the server: FetchWait,
+// at most a quarter of the Lease. A task's lease starts when the server
+// delivers it, which this process knows only to be after it sent the
+// request; a request that waited most of a lease would bring tasks whose
+// leases it cannot prove.
+func (a *Actor[T]) fetchWait() time.Duration { return min(a.set.fetchWait, a.set.lease/4) }
+
 // dispatch hands a fetched task to an idle worker, or, once Close has
 // begun, gives it back.
 func (a *Actor[T]) dispatch(msg jetstream.Msg, sent time.Duration) {
@@ -77,5 +84,22 @@ func (a *Actor[T]) dispatch(msg jetstream.Msg, sent time.Duration) {
 		}
 		return
 	}
+	if a.now()-sent > a.set.lease/4 {
+		a.renew(h)
+	}
 	a.queue <- h
+}
+
+// renew restarts the proof of a lease that its pull request no longer
+// proves well: a request waits on the server until a task comes, and the
+// task's lease starts then, not when the request was sent, so a task that
+// came late in a long request would start with little of its lease
+// proven. An in-progress acknowledgement confirmed by a round trip proves
+// a full lease from when it was sent.
+func (a *Actor[T]) renew(h *held) {
+	sent := a.now()
+	if h.msg.InProgress() != nil || a.nc.FlushTimeout(a.set.heartbeat) != nil {
+		return // the heartbeat tries again; the lease stands as far as the request proves it
+	}
+	a.prove([]*held{h}, sent)
 }

@@ -2,7 +2,10 @@ package jsactor
 
 import (
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -51,9 +54,9 @@ type record struct {
 // readRecord reads the record of msg, stored at seq at stamp.
 func readRecord(h nats.Header, seq uint64, stamp time.Time) record {
 	r := record{
-		id: seq, typ: h.Get(hdrType), key: h.Get(hdrKey), enqueued: stamp,
+		id: seq, typ: readText(h.Get(hdrType)), key: readText(h.Get(hdrKey)), enqueued: stamp,
 		charged: headerInt(h, hdrCharged), lost: headerInt(h, hdrLost), gen: headerInt(h, hdrGen),
-		lastErr: h.Get(hdrError), due: headerTime(h, hdrDue), started: headerTime(h, hdrStarted),
+		lastErr: readText(h.Get(hdrError)), due: headerTime(h, hdrDue), started: headerTime(h, hdrStarted),
 	}
 	if id, err := strconv.ParseUint(h.Get(hdrID), 10, 64); err == nil && id > 0 {
 		r.id = id
@@ -72,10 +75,10 @@ func (r *record) header() nats.Header {
 	h.Set(hdrEnqueued, strconv.FormatInt(r.enqueued.UnixNano(), 10))
 	h.Set(hdrGen, strconv.Itoa(r.gen))
 	if r.typ != "" {
-		h.Set(hdrType, r.typ)
+		h.Set(hdrType, headerText(r.typ))
 	}
 	if r.key != "" {
-		h.Set(hdrKey, r.key)
+		h.Set(hdrKey, headerText(r.key))
 	}
 	if !r.due.IsZero() {
 		h.Set(hdrDue, strconv.FormatInt(r.due.UnixNano(), 10))
@@ -87,7 +90,7 @@ func (r *record) header() nats.Header {
 		h.Set(hdrLost, strconv.Itoa(r.lost))
 	}
 	if r.lastErr != "" {
-		h.Set(hdrError, r.lastErr)
+		h.Set(hdrError, headerText(r.lastErr))
 	}
 	if !r.started.IsZero() {
 		h.Set(hdrStarted, strconv.FormatInt(r.started.UnixNano(), 10))
@@ -101,23 +104,46 @@ func copyID(r *record) string {
 	return "c-" + strconv.FormatUint(r.id, 10) + "-" + strconv.Itoa(r.gen)
 }
 
-// errorText is err as a header keeps it.
+// errorText is err's message, cut to maxErrorLen bytes.
 func errorText(err error) string {
 	if err == nil {
 		return ""
 	}
 	s := err.Error()
 	if len(s) > maxErrorLen {
-		s = s[:maxErrorLen] + "…"
+		s = strings.ToValidUTF8(s[:maxErrorLen], "") + "…"
 	}
-	// A header value ends at a line break.
-	b := []byte(s)
-	for i, c := range b {
-		if c == '\r' || c == '\n' {
-			b[i] = ' '
-		}
+	return s
+}
+
+// quoted marks a header value that headerText quoted.
+const quoted = "~q"
+
+// headerText returns s as a header value that the wire carries unchanged:
+// s itself when it is printable UTF-8 with no space at either end, since a
+// header ends at a line break and loses its outer spaces; otherwise, or
+// when s could be taken for a quoted value, "~q" and s quoted as a Go
+// string. readText undoes it.
+func headerText(s string) string {
+	plain := utf8.ValidString(s) && !strings.HasPrefix(s, quoted) &&
+		strings.TrimSpace(s) == s && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' })
+	if plain {
+		return s
 	}
-	return string(b)
+	return quoted + strconv.Quote(s)
+}
+
+// readText reads a header value written by headerText. A value quoted
+// badly — not written by this package — is returned as it is.
+func readText(v string) string {
+	if !strings.HasPrefix(v, quoted) {
+		return v
+	}
+	s, err := strconv.Unquote(v[len(quoted):])
+	if err != nil {
+		return v
+	}
+	return s
 }
 
 func headerInt(h nats.Header, name string) int {

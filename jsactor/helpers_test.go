@@ -5,26 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/actorpool/actorpool/jsactor/jsserver"
 	"github.com/nats-io/nats.go"
 )
 
 // startServer starts a private single-node server with JetStream for one
 // test, and returns it.
-func startServer(t testing.TB) *server.Server {
+func startServer(t testing.TB) *jsserver.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	s, err := jsserver.Start(jsserver.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(func() {
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
+	t.Cleanup(s.Shutdown)
 	return s
 }
 
@@ -72,4 +65,12 @@ func closeT[T any](t testing.TB, a *Actor[T]) {
 			t.Errorf("Close: %v", err)
 		}
 	})
+}
+
+// testWriter writes a test's logs through t.Log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
 }

@@ -1,6 +1,7 @@
 package jsactor
 
 import (
+	"cmp"
 	"context"
 	"sync/atomic"
 	"time"
@@ -30,9 +31,9 @@ type held struct {
 // The states of a held task: the first of the worker and Close to move it
 // out of heldRunning settles it.
 const (
-	heldRunning uint32 = iota
-	heldSettled        // the worker settles it
-	heldGivenBack      // Close gives it back
+	heldRunning   uint32 = iota
+	heldSettled          // the worker settles it
+	heldGivenBack        // Close gives it back
 )
 
 // claim moves h out of heldRunning to state, reporting whether this call
@@ -90,7 +91,7 @@ func (a *Actor[T]) expire(h *held) {
 
 // heartbeat renews the leases of the tasks this process holds, every
 // Heartbeat: an in-progress acknowledgement for each, then a round trip
-// that proves the server read them. The proof starts when they were sent.
+// that proves the server read them. See prove for what a renewal proves.
 func (a *Actor[T]) heartbeat() {
 	defer a.bgWG.Done()
 	tick := time.NewTicker(a.set.heartbeat)
@@ -101,29 +102,49 @@ func (a *Actor[T]) heartbeat() {
 			return
 		case <-tick.C:
 		}
+		sent := a.now()
 		a.mu.Lock()
 		hs := make([]*held, 0, len(a.held))
 		for h := range a.held {
-			hs = append(hs, h)
+			if h.proven.Load() > int64(sent) {
+				hs = append(hs, h) // a lease once lost is never renewed
+			}
 		}
 		a.mu.Unlock()
 		if len(hs) == 0 {
 			continue
 		}
-		sent := a.now()
-		ok := true
+		var err error
 		for _, h := range hs {
-			if err := h.msg.InProgress(); err != nil {
-				ok = false
-			}
+			err = cmp.Or(err, h.msg.InProgress())
 		}
-		if err := a.nc.FlushTimeout(a.set.heartbeat); err != nil || !ok {
+		err = cmp.Or(err, a.nc.FlushTimeout(a.set.heartbeat))
+		if err != nil {
 			a.log.Warn("lease renewal not confirmed by the server; running tasks lose their leases unless a later one is", "tasks", len(hs), "error", err)
 			continue
 		}
-		until := int64(sent + a.set.lease - a.margin())
-		for _, h := range hs {
-			h.proven.Store(until)
+		a.prove(hs, sent)
+	}
+}
+
+// prove extends the leases of hs after in-progress acknowledgements sent
+// at sent were confirmed by a round trip that has just ended. The server
+// restarted each lease's ack wait when it read the acknowledgement, after
+// sent — if the lease was still its: an acknowledgement that reached the
+// server after the lease ran out extends the next worker's delivery, not
+// this one's. So a renewal counts only for a task whose proven lease had
+// not ended when the round trip did; the server read the acknowledgement
+// before that. A worker frozen past its lease can therefore not renew it
+// when it thaws.
+func (a *Actor[T]) prove(hs []*held, sent time.Duration) {
+	confirmed := int64(a.now())
+	until := int64(sent + a.set.lease - a.margin())
+	for _, h := range hs {
+		for {
+			old := h.proven.Load()
+			if confirmed >= old || until <= old || h.proven.CompareAndSwap(old, until) {
+				break
+			}
 		}
 	}
 }

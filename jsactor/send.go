@@ -25,8 +25,8 @@ type sendOptions struct {
 }
 
 // RunAt makes the task due at t rather than now. It waits on the delayed
-// subject, held by no worker, and joins the ready tasks within about a
-// millisecond of t (later when the delayed consumer is busy).
+// subject, held by no worker, and joins the end of the ready tasks once
+// due: a few milliseconds after t, later when many come due at once.
 func RunAt(t time.Time) SendOption { return func(o *sendOptions) { o.runAt = t } }
 
 // After makes the task due d from now.
@@ -111,10 +111,10 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 		}
 		h := nats.Header{}
 		if o.typ != "" {
-			h.Set(hdrType, o.typ)
+			h.Set(hdrType, headerText(o.typ))
 		}
 		if o.key != "" {
-			h.Set(hdrKey, o.key)
+			h.Set(hdrKey, headerText(o.key))
 		}
 		if place == placeDelayed {
 			h.Set(hdrDue, strconv.FormatInt(due.UnixNano(), 10))
@@ -128,18 +128,38 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 	out := make([]uint64, len(payloads))
 	var errs []error
 	if len(msgs) == 1 {
-		seq, err := a.publish(ctx, msgs[0], ids[0], o.key)
+		seq, _, err := a.publish(ctx, msgs[0], ids[0], o.key)
 		if err != nil {
 			return out, err
 		}
 		out[0] = seq
 		return out, nil
 	}
+	for lo := 0; lo < len(msgs); lo += asyncWindow {
+		hi := min(lo+asyncWindow, len(msgs))
+		errs = append(errs, a.publishAsync(ctx, msgs[lo:hi], ids[lo:hi], out[lo:hi], lo)...)
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("jsactor: send to %q: %d of %d tasks not stored: %w", a.name, len(errs), len(msgs), errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// asyncWindow is how many publishes of a batch are in flight at once,
+// below the client's own limit on outstanding asynchronous publishes.
+const asyncWindow = 1000
+
+// publishAsync publishes msgs at once and waits for their
+// acknowledgements, setting out's IDs; a publish that fails is tried
+// again alone, with the same message ID. first is msgs[0]'s index in the
+// batch, for the errors.
+func (a *Actor[T]) publishAsync(ctx context.Context, msgs []*nats.Msg, ids []string, out []uint64, first int) []error {
+	var errs []error
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	for i, m := range msgs {
 		f, err := a.js.PublishMsgAsync(m, jetstream.WithMsgID(ids[i]))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("task %d of the batch: %w", i, err))
+			errs = append(errs, fmt.Errorf("task %d of the batch: %w", first+i, err))
 			continue
 		}
 		futures[i] = f
@@ -155,51 +175,52 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 				a.counts.add(countAccepted, 1)
 			}
 		case err := <-f.Err():
-			// The batch's retry: the same ID, one at a time.
-			seq, err2 := a.publish(ctx, msgs[i], ids[i], "")
+			seq, _, err2 := a.publish(ctx, msgs[i], ids[i], "")
 			if err2 != nil {
-				errs = append(errs, fmt.Errorf("task %d of the batch: %w (first try: %v)", i, err2, err))
+				errs = append(errs, fmt.Errorf("task %d of the batch: %w (first try: %v)", first+i, err2, err))
 				continue
 			}
 			out[i] = seq
 		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("task %d of the batch: not acknowledged: %w", i, context.Cause(ctx)))
+			errs = append(errs, fmt.Errorf("task %d of the batch: not acknowledged: %w", first+i, context.Cause(ctx)))
 		}
 	}
-	if len(errs) > 0 {
-		return out, fmt.Errorf("jsactor: send to %q: %d of %d tasks not stored: %w", a.name, len(errs), len(msgs), errors.Join(errs...))
-	}
-	return out, nil
+	return errs
 }
 
 // publish stores m with message ID id, sending it again while its
-// acknowledgement does not come and ctx lasts.
-func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (uint64, error) {
+// acknowledgement does not come and ctx lasts. It returns the task's ID,
+// and whether the server had stored the message ID before.
+func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (uint64, bool, error) {
 	opts := []jetstream.PublishOpt{jetstream.WithMsgID(id)}
 	if key != "" {
 		opts = append(opts, jetstream.WithExpectLastSequenceForSubject(0, a.l.keyed(keyToken(key))))
 	}
 	wait := 50 * time.Millisecond
 	for {
-		try, cancel := context.WithTimeout(ctx, 5*time.Second)
+		// A try waits two seconds for its acknowledgement, not the
+		// client's five: in a cluster, a publish caught by its stream's
+		// election is answered by no one, and the next try, to the new
+		// leader, succeeds within milliseconds.
+		try, cancel := context.WithTimeout(ctx, 2*time.Second)
 		ack, err := a.js.PublishMsg(try, m, opts...)
 		cancel()
 		if err == nil {
 			if !ack.Duplicate {
 				a.counts.add(countAccepted, 1)
 			}
-			return ack.Sequence, nil
+			return ack.Sequence, ack.Duplicate, nil
 		}
 		if c := apiCode(err); c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
-			return 0, &DuplicateError{Actor: a.name, Key: key}
+			return 0, false, &DuplicateError{Actor: a.name, Key: key}
 		}
 		if !retryable(err) || ctx.Err() != nil {
-			return 0, fmt.Errorf("jsactor: send to %q: %w", a.name, err)
+			return 0, false, fmt.Errorf("jsactor: send to %q: %w", a.name, err)
 		}
 		a.log.Debug("send not acknowledged; sending again with the same message ID", "msg_id", id, "error", err)
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", a.name, context.Cause(ctx), err)
+			return 0, false, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", a.name, context.Cause(ctx), err)
 		case <-time.After(wait):
 		}
 		wait = min(wait*2, time.Second)

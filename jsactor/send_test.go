@@ -2,6 +2,9 @@ package jsactor
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,4 +46,150 @@ func TestSendRuns(t *testing.T) {
 		s, err := a.Stats(ctx)
 		return err == nil && s.Completed == 3 && s.Accepted == 3 && s.Running == 0 && s.Queued == 0
 	})
+}
+
+func TestDelayedSend(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	started := make(chan time.Time, 2)
+	var seen runs
+	a, err := New(ctx, nc, "delay", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		started <- time.Now()
+		return nil
+	}, Config[string]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	sent := time.Now()
+	id, err := a.Send(ctx, "later", After(400*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the task counts as scheduled", func() bool {
+		s, err := a.Stats(ctx)
+		return err == nil && s.Scheduled == 1 && s.Queued == 0
+	})
+	at := <-started
+	if at.Sub(sent) < 400*time.Millisecond {
+		t.Errorf("the delayed task started %v after its send, before its delay of 400ms", at.Sub(sent))
+	}
+	if r := seen.list()[0]; r.ID != id || r.Attempt != 1 || r.Payload != "later" {
+		t.Errorf("run = %+v, want task %d, attempt 1", r, id)
+	}
+	if _, err := a.Send(ctx, "past", RunAt(time.Now().Add(-time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Error("a task due in the past did not run")
+	}
+}
+
+func TestUniqueKey(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	release := make(chan struct{})
+	a, err := New(ctx, nc, "unique", func(ctx context.Context, task actor.Task[string]) error {
+		<-release
+		return nil
+	}, Config[string]{FlushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	if _, err := a.Send(ctx, "a", UniqueKey("order-1")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Send(ctx, "b", UniqueKey("order-1"))
+	var dup *DuplicateError
+	if !errors.Is(err, ErrDuplicate) || !errors.As(err, &dup) || dup.Key != "order-1" {
+		t.Fatalf("second send with the key: %v, want a *DuplicateError for order-1", err)
+	}
+	// A delayed task holds its key too, and keys with any bytes work.
+	odd := "a.b *>\n"
+	if _, err := a.Send(ctx, "c", UniqueKey(odd), After(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "d", UniqueKey(odd)); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("a ready send with the key of a delayed task: %v, want ErrDuplicate", err)
+	}
+	close(release)
+	eventually(t, 5*time.Second, "the first task completes", func() bool {
+		s, err := a.Stats(ctx)
+		return err == nil && s.Completed == 1
+	})
+	if _, err := a.Send(ctx, "e", UniqueKey("order-1")); err != nil {
+		t.Errorf("send with the key of a completed task: %v", err)
+	}
+}
+
+func TestMsgIDStoresOnce(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[string](ctx, nc, "msgid", nil, Config[string]{FlushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	id1, err1 := a.Send(ctx, "x", MsgID("order-7"))
+	id2, err2 := a.Send(ctx, "x", MsgID("order-7"))
+	if err1 != nil || err2 != nil || id1 != id2 {
+		t.Fatalf("two sends with one MsgID = %d, %v and %d, %v; want the same task", id1, err1, id2, err2)
+	}
+	ids, err := a.SendBatch(ctx, []string{"p", "q", "r"}, MsgID("batch-1"))
+	if err != nil || len(ids) != 3 {
+		t.Fatal(ids, err)
+	}
+	again, err := a.SendBatch(ctx, []string{"p", "q", "r"}, MsgID("batch-1"))
+	if err != nil || !slices.Equal(ids, again) {
+		t.Errorf("the same batch again = %v, %v; want %v", again, err, ids)
+	}
+	eventually(t, 5*time.Second, "four tasks accepted, no more", func() bool {
+		s, err := a.Stats(ctx)
+		return err == nil && s.Accepted == 4 && s.Queued == 4
+	})
+}
+
+func TestSendRefusals(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[chan int](ctx, nc, "refuse", nil, Config[chan int]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	var enc *EncodeError
+	if _, err := a.Send(ctx, make(chan int)); !errors.As(err, &enc) || enc.Actor != "refuse" {
+		t.Errorf("send of an unencodable payload: %v, want an *EncodeError", err)
+	}
+	if _, err := a.Send(ctx, nil, Priority(5)); !errors.Is(err, ErrPriority) {
+		t.Errorf("send with Priority: %v, want ErrPriority", err)
+	}
+	if _, err := a.SendBatch(ctx, []chan int{nil, nil}, UniqueKey("k")); err == nil || !strings.Contains(err.Error(), "UniqueKey") {
+		t.Errorf("batch with a unique key: %v, want an error naming UniqueKey", err)
+	}
+}
+
+// TestSendBatchLarge sends a batch larger than the client's limit on
+// publishes in flight.
+func TestSendBatchLarge(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[int](ctx, nc, "large", nil, Config[int]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	ids, err := a.SendBatch(ctx, make([]int, 9000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			t.Fatalf("IDs out of order at %d: %d after %d", i, ids[i], ids[i-1])
+		}
+	}
 }

@@ -129,6 +129,10 @@ func (a *Actor[T]) snooze(h *held, d time.Duration) {
 // Close could not wait for it.
 func (a *Actor[T]) giveBack(h *held) {
 	defer a.release(h)
+	if !a.leaseHeld(h) {
+		return // the task is another worker's by now
+	}
+	a.gaveBack.Add(1)
 	a.copyTo(h, placeReady, a.next(h, false))
 }
 

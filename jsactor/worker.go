@@ -59,13 +59,11 @@ func (a *Actor[T]) runTask(name string, h *held) {
 	if (lost > a.set.maxLost || h.attempt > a.set.maxAttempts) && !h.claim(heldSettled) {
 		return // Close gave it back
 	}
-	switch {
-	case lost > a.set.maxLost:
-		a.deadLetter(h, ReasonLost, a.lostError(h, lost), false)
-		return
-	case h.attempt > a.set.maxAttempts:
-		// The last attempt allowed was lost.
-		a.deadLetter(h, ReasonLost, a.lostError(h, lost), false)
+	// Too many runs lost, or the last attempt allowed was.
+	if lost > a.set.maxLost || h.attempt > a.set.maxAttempts {
+		err := a.lostError(h, lost)
+		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt - 1, Final: true, Err: err})
+		a.deadLetter(h, ReasonLost, err, false)
 		return
 	}
 	payload, err := a.codec.Decode(h.msg.Data())

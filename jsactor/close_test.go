@@ -1,0 +1,102 @@
+package jsactor
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/leakcheck"
+)
+
+// TestCloseGivesBack closes an actor while two handlers run: one returns
+// when its context ends, one ignores it past Grace. Both tasks are given
+// back uncharged, and run again elsewhere as attempt 1.
+func TestCloseGivesBack(t *testing.T) {
+	leakcheck.Check(t)
+	srv := startServer(t)
+	ctx := ctxT(t)
+	started := make(chan string, 2)
+	stubborn := make(chan struct{})
+	a, err := New(ctx, connect(t, srv.ClientURL()), "closing", func(ctx context.Context, task actor.Task[string]) error {
+		started <- task.Payload
+		if task.Payload == "stubborn" {
+			<-stubborn
+			return nil
+		}
+		<-ctx.Done()
+		if !errors.Is(context.Cause(ctx), ErrClosed) {
+			t.Errorf("handler context ended with %v, want ErrClosed", context.Cause(ctx))
+		}
+		return ctx.Err()
+	}, Config[string]{Workers: 2, Grace: 100 * time.Millisecond, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close(stubborn)
+	for _, p := range []string{"polite", "stubborn"} {
+		if _, err := a.Send(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started
+	<-started
+	closeCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := a.Close(closeCtx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close = %v, want an error wrapping the deadline", err)
+	}
+
+	var seen runs
+	b, err := New(ctx, connect(t, srv.ClientURL()), "closing", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		return nil
+	}, Config[string]{MaxAttempts: 1, FlushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, b)
+	eventually(t, 10*time.Second, "both tasks run again", func() bool { return seen.count() == 2 })
+	for _, r := range seen.list() {
+		if r.Attempt != 1 {
+			t.Errorf("given-back task ran as %+v, want attempt 1", r)
+		}
+	}
+	eventually(t, 5*time.Second, "two completions, nothing lost or failed", func() bool {
+		s, err := b.Stats(ctx)
+		return err == nil && s.Completed == 2 && s.Lost == 0 && s.Failed == 0 && s.DeadLettered == 0
+	})
+}
+
+// TestCloseWaitsForHandlers closes an actor whose handlers finish within
+// Close's context: nothing is given back and Close returns nil.
+func TestCloseWaitsForHandlers(t *testing.T) {
+	leakcheck.Check(t)
+	srv := startServer(t)
+	ctx := ctxT(t)
+	started := make(chan struct{}, 1)
+	a, err := New(ctx, connect(t, srv.ClientURL()), "drain", func(ctx context.Context, task actor.Task[string]) error {
+		started <- struct{}{}
+		time.Sleep(100 * time.Millisecond)
+		return nil
+	}, Config[string]{FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := a.Close(ctx); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+	// Close flushed the counters, an hour before the interval would have.
+	s, err := ReadStats(ctx, connect(t, srv.ClientURL()), "", "drain")
+	if err != nil || s.Completed != 1 || s.Accepted != 1 {
+		t.Errorf("stats after Close = %+v, %v; want one accepted and completed", s, err)
+	}
+}

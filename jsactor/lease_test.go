@@ -1,0 +1,71 @@
+package jsactor
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// TestLostRunFenced cuts a worker off from the server while its handler
+// runs: its lease can no longer be proven, so its handler's context ends
+// with ErrLeaseLost and its late result is dropped, while the task runs
+// again elsewhere as attempt 2, and the lost run is counted.
+func TestLostRunFenced(t *testing.T) {
+	srv := startServer(t)
+	ctx := ctxT(t)
+	cut := connect(t, srv.ClientURL())
+	started := make(chan struct{})
+	release := make(chan struct{})
+	causes := make(chan error, 1)
+	lease := 600 * time.Millisecond
+	cfg := Config[string]{Lease: lease, MaxAttempts: 3, FlushInterval: 20 * time.Millisecond}
+	a, err := New(ctx, cut, "fenced", func(ctx context.Context, task actor.Task[string]) error {
+		close(started)
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		<-release // returns only after the task ran elsewhere
+		return nil
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	cut.Close() // no more heartbeats from a
+
+	var seen runs
+	b, err := New(ctx, connect(t, srv.ClientURL()), "fenced", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		return nil
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, b)
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, ErrLeaseLost) {
+			t.Errorf("the cut-off handler's context ended with %v, want ErrLeaseLost", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cut-off handler's context did not end")
+	}
+	eventually(t, 10*time.Second, "the task runs again", func() bool { return seen.count() == 1 })
+	if r := seen.list()[0]; r.ID != id || r.Attempt != 2 {
+		t.Errorf("second run = %+v, want task %d at attempt 2", r, id)
+	}
+	close(release)
+	closeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = a.Close(closeCtx) // its counters cannot be flushed: its connection is gone
+	eventually(t, 5*time.Second, "one completion and one lost run", func() bool {
+		s, err := b.Stats(ctx)
+		return err == nil && s.Completed == 1 && s.Lost == 1 && s.Running == 0
+	})
+}
