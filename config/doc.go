@@ -20,6 +20,8 @@
 //	    overflow: block
 //	    max_attempts: 3
 //	    backoff: {initial: 100ms, max: 5s, multiplier: 2, jitter: 0.2}
+//	    lease: 10s   # a durable actor's
+//	    heartbeat: 2s
 //
 // A YAML merge key (<<: *anchor) shares settings between entries.
 //
@@ -49,4 +51,17 @@
 // and [ActorConfig] makes an [actor.Config] for [actor.New]. What only code
 // can say — a Logger, an Observer, an OnError handler, a dead-letter sink —
 // is set on those after loading.
+//
+// # Durable actors
+//
+// An actor's entry also serves a durable actor (packages pgactor and
+// jsactor), whose Config has workers, attempts, backoff, timeout and grace
+// as actor.Config does, and two settings of its own, lease and heartbeat,
+// which Load checks by the rules both backends share. This package does
+// not import the backends: the program maps an [Actor] onto its backend's
+// Config, and [File.ActorProblems] places what that Config's Validate
+// finds — a rule of one backend only, such as JetStream's shortest lease —
+// in the file, as Load places its own problems:
+//
+//	actorpool.yaml:9:12: actors.audit.lease = 200ms: must be at least 500ms (zero means the default, 5s)
 package config

@@ -13,6 +13,10 @@ type File struct {
 	Path   string
 	Pools  []Pool
 	Actors []Actor
+
+	// placed holds where each actor's settings are written, by its name,
+	// so that ActorProblems can place a backend's findings.
+	placed map[string]*entry
 }
 
 // Pool returns the pool declared under name, and whether there is one.
@@ -46,7 +50,10 @@ type Pool struct {
 }
 
 // An Actor is an actor declared in a file: the settings of [actor.Config]
-// that a file can hold. [ActorConfig] turns it into an actor.Config.
+// that a file can hold, and the leases of a durable actor. [ActorConfig]
+// turns it into an actor.Config; a program that runs it durable maps it
+// onto its backend's Config, and can have that Config's Validate placed in
+// the file with [File.ActorProblems].
 type Actor struct {
 	Name string
 	Line int // where the actor's name is written
@@ -62,6 +69,13 @@ type Actor struct {
 	Timeout            time.Duration
 	Grace              time.Duration
 	DeadLetterRejected bool
+
+	// Lease and Heartbeat are a durable actor's (packages pgactor and
+	// jsactor): how long a running task stays taken without a heartbeat,
+	// and how often the process renews its tasks' leases. An in-memory
+	// actor has no leases, and ActorConfig leaves them out.
+	Lease     time.Duration
+	Heartbeat time.Duration
 }
 
 // ActorConfig returns an actor.Config with the settings of a. The hooks a

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -353,8 +354,12 @@ func (p *parser) actor(key, value *yaml.Node) {
 	e.envs = envSettings(leaves(actorSettings, ""), a)
 	e.check = func() {
 		cfg := ActorConfig[struct{}](*a)
-		p.validated(e, cfg.Validate(), actorRules, func(goName string) string { return pathOf(actorSettings, goName) })
+		p.validated(e, errors.Join(cfg.Validate(), checkLeases(*a)), actorRules, func(goName string) string { return pathOf(actorSettings, goName) })
 		p.file.Actors = append(p.file.Actors, *a)
+		if p.file.placed == nil {
+			p.file.placed = map[string]*entry{}
+		}
+		p.file.placed[a.Name] = e
 	}
 	p.entries = append(p.entries, e)
 }

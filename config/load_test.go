@@ -43,6 +43,8 @@ actors:
     timeout: 2s
     grace: 3s
     dead_letter_rejected: true
+    lease: 10s
+    heartbeat: 2s
   mail:
 `
 
@@ -73,8 +75,9 @@ func TestParseEverySetting(t *testing.T) {
 		{Name: "audit", Line: 18, MinWorkers: 1, MaxWorkers: 8, KeepAlive: 30 * time.Second, Capacity: 100,
 			Overflow: actor.OverflowDropOldest, MaxAttempts: 5,
 			Backoff: actor.Backoff{Initial: 10 * time.Millisecond, Max: time.Second, Multiplier: 3, Jitter: 0.5},
-			Timeout: 2 * time.Second, Grace: 3 * time.Second, DeadLetterRejected: true},
-		{Name: "mail", Line: 29},
+			Timeout: 2 * time.Second, Grace: 3 * time.Second, DeadLetterRejected: true,
+			Lease: 10 * time.Second, Heartbeat: 2 * time.Second},
+		{Name: "mail", Line: 31},
 	}
 	if len(f.Actors) != len(wantActors) {
 		t.Fatalf("got %d actors, want %d: %+v", len(f.Actors), len(wantActors), f.Actors)
@@ -233,7 +236,7 @@ func TestProblems(t *testing.T) {
 		{
 			name: "unknown setting far from any",
 			doc:  "actors:\n  a:\n    colour: blue\n",
-			want: []string{`f.yaml:3:5: actors.a.colour: unknown setting "colour"; known: workers, min_workers, max_workers, keep_alive, capacity, overflow, max_attempts, backoff, timeout, grace, dead_letter_rejected`},
+			want: []string{`f.yaml:3:5: actors.a.colour: unknown setting "colour"; known: workers, min_workers, max_workers, keep_alive, capacity, overflow, max_attempts, backoff, timeout, grace, dead_letter_rejected, lease, heartbeat`},
 		},
 		{
 			name: "values of the wrong kind",
@@ -325,7 +328,7 @@ actors:
 			},
 			want: []string{
 				"f.yaml:2:3: $ACTORPOOL_POOL_A_MAXOBJECTS: pools.a: the variable overrides no setting; did you mean $ACTORPOOL_POOL_A_MAX_OBJECTS?",
-				"f.yaml:5:3: $ACTORPOOL_ACTOR_AUDIT_COLOUR: actors.audit: the variable overrides no setting; the settings are WORKERS, MIN_WORKERS, MAX_WORKERS, KEEP_ALIVE, CAPACITY, OVERFLOW, MAX_ATTEMPTS, BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_MULTIPLIER, BACKOFF_JITTER, TIMEOUT, GRACE, DEAD_LETTER_REJECTED",
+				"f.yaml:5:3: $ACTORPOOL_ACTOR_AUDIT_COLOUR: actors.audit: the variable overrides no setting; the settings are WORKERS, MIN_WORKERS, MAX_WORKERS, KEEP_ALIVE, CAPACITY, OVERFLOW, MAX_ATTEMPTS, BACKOFF_INITIAL, BACKOFF_MAX, BACKOFF_MULTIPLIER, BACKOFF_JITTER, TIMEOUT, GRACE, DEAD_LETTER_REJECTED, LEASE, HEARTBEAT",
 			},
 		},
 		{
@@ -336,6 +339,22 @@ actors:
 				"f.yaml:2:3: $ACTORPOOL_POOL_A_COLOUR: pools.a: the variable overrides no setting; the settings are MAX_OBJECTS, MIN_IDLE, MIN_OBJECTS, MAX_IDLE_TIME, MAX_LIFETIME, LIFETIME_JITTER, MAX_QUEUE_SIZE, CREATE_TIMEOUT, TEST_TIMEOUT, VALIDATION_INTERVAL, LEAK_THRESHOLD, TRACE_ACQUIRES, FIFO",
 				"f.yaml:4:3: $ACTORPOOL_POOL_A_B_COLOUR: pools.a_b: the variable overrides no setting; the settings are MAX_OBJECTS, MIN_IDLE, MIN_OBJECTS, MAX_IDLE_TIME, MAX_LIFETIME, LIFETIME_JITTER, MAX_QUEUE_SIZE, CREATE_TIMEOUT, TEST_TIMEOUT, VALIDATION_INTERVAL, LEAK_THRESHOLD, TRACE_ACQUIRES, FIFO",
 			},
+		},
+		{
+			name: "leases",
+			doc:  "actors:\n  a:\n    lease: -1s\n    heartbeat: -1s\n  b:\n    heartbeat: 3s\n  c:\n    lease: 10s\n    heartbeat: 6s\n  d:\n    lease: 10s\n    heartbeat: 5s\n",
+			want: []string{
+				"f.yaml:3:12: actors.a.lease = -1s: must not be negative (zero means the durable actor's default, 5s)",
+				"f.yaml:4:16: actors.a.heartbeat = -1s: must not be negative (zero means a third of the lease)",
+				"f.yaml:6:16: actors.b.heartbeat = 3s: must not exceed half the lease (5s), so that a lease is renewed before it runs out",
+				"f.yaml:9:16: actors.c.heartbeat = 6s: must not exceed half the lease (10s), so that a lease is renewed before it runs out",
+			},
+		},
+		{
+			name: "lease from the environment",
+			doc:  "actors:\n  a:\n    lease: 10s\n    heartbeat: 4s\n",
+			env:  []string{"ACTORPOOL_ACTOR_A_LEASE=6s"},
+			want: []string{"f.yaml:4:16: actors.a.heartbeat = 4s: must not exceed half the lease (6s), so that a lease is renewed before it runs out"},
 		},
 		{
 			name: "names whose overrides collide",

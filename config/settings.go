@@ -55,6 +55,8 @@ var actorSettings = []setting[Actor]{
 	durationSetting("timeout", "Timeout", func(a *Actor) *time.Duration { return &a.Timeout }),
 	durationSetting("grace", "Grace", func(a *Actor) *time.Duration { return &a.Grace }),
 	boolSetting("dead_letter_rejected", "DeadLetterRejected", func(a *Actor) *bool { return &a.DeadLetterRejected }),
+	durationSetting("lease", "Lease", func(a *Actor) *time.Duration { return &a.Lease }),
+	durationSetting("heartbeat", "Heartbeat", func(a *Actor) *time.Duration { return &a.Heartbeat }),
 }
 
 func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {

@@ -14,24 +14,21 @@ func (p *parser) validated(e *entry, err error, rules *strings.Replacer, pathOf 
 	if err == nil {
 		return
 	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
-	for _, err := range errs {
+	for _, err := range flatten(err) {
 		// actorpool.ConfigError and actor.ConfigError are one type.
 		var ce *actorpool.ConfigError
-		if !errors.As(err, &ce) {
+		path := ""
+		if errors.As(err, &ce) {
+			path = pathOf(ce.Field)
+		}
+		if path == "" {
+			// Not a setting's: about the entry, or a field the file has
+			// no key for, which only the error's own words can name.
 			p.problem(nodeAt(e.key), e.path, nil, err.Error())
 			continue
 		}
 		goName, rule := ce.Field, ce.Rule
-		field := e.path
-		if path := pathOf(goName); path != "" {
-			field = join(e.path, path)
-		}
+		field := join(e.path, path)
 		if e.bad[goName] {
 			continue // already reported: its value did not parse
 		}
@@ -43,4 +40,18 @@ func (p *parser) validated(e *entry, err error, rules *strings.Replacer, pathOf 
 		}
 		p.problem(at, field, at.value, rule)
 	}
+}
+
+// flatten returns the errors that err joins, those of joins within it
+// included, in order: a Validate may join the findings of several checks.
+func flatten(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/config"
 	"github.com/actorpool/actorpool/metrics"
+	"github.com/actorpool/actorpool/metrics/jsmetrics"
 	"github.com/actorpool/actorpool/metrics/pgmetrics"
 )
 
@@ -26,6 +27,17 @@ type auditActor interface {
 	close(ctx context.Context, interrupted bool) error
 }
 
+// A durableActor is an audit actor whose queue outlives the run.
+type durableActor interface {
+	auditActor
+	// store names where the queue is kept, such as "PostgreSQL".
+	store() string
+	// header says where the queue is and what the run found in it.
+	header() string
+	// footer says what the run leaves in the queue for the next one.
+	footer() string
+}
+
 // memoryAudit is the audit actor in memory: its tasks end with the process,
 // so that close drains them, interrupted or not.
 type memoryAudit struct{ a *actor.Actor[auditEvent] }
@@ -35,8 +47,9 @@ func (m memoryAudit) stats() actor.Stats                           { return m.a.
 func (m memoryAudit) close(ctx context.Context, _ bool) error      { return m.a.Close(ctx) }
 
 // startAudit starts the audit actor — durable against PostgreSQL, on pg's
-// pools, in memory otherwise — and has the collectors export it: m the
-// in-memory actor, the returned collector the durable one.
+// pools; durable on JetStream with --jetstream; in memory otherwise — and
+// has the collectors export it: m the in-memory actor, the returned
+// collector a durable one.
 func startAudit(ctx context.Context, f demoFlags, cfg config.Actor, pg *postgresBackend, handle actor.Handler[auditEvent],
 	logger *slog.Logger, m *metrics.Collector) (auditActor, prometheus.Collector, error) {
 	if pg != nil {
@@ -46,6 +59,25 @@ func startAudit(ctx context.Context, f demoFlags, cfg config.Actor, pg *postgres
 		}
 		c := pgmetrics.NewCollector(pgmetrics.Options{})
 		c.AddActor(d.a)
+		return d, c, nil
+	}
+	if f.jetstream.on {
+		dir := f.jsDir
+		if dir == "" && f.jetstream.url == "" {
+			var err error
+			if dir, err = defaultJetStreamDir(); err != nil {
+				return nil, nil, err
+			}
+		}
+		d, err := newJetStreamAudit(ctx, f.jetstream.url, dir, cfg, handle, logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := jsmetrics.NewCollector(jsmetrics.Options{})
+		if err := c.AddActor(d.a); err != nil {
+			d.close(ctx, true)
+			return nil, nil, err
+		}
 		return d, c, nil
 	}
 	acfg := config.ActorConfig[auditEvent](cfg)

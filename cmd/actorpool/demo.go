@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,15 @@ and each is written in the task's own transaction, once. Ctrl-C stops it
 taking tasks and loses nothing: the running ones finish, the others stay in
 the queue, and the next run finishes them, and says so.
 
+With --jetstream the audit actor is durable on NATS JetStream (package
+jsactor), in streams actorpool_demo_audit*, with the same promise: on an
+embedded NATS server whose store is kept between runs (--jetstream-dir,
+actorpool/jetstream in the user's cache directory by default), or, with
+--jetstream=URL, on the NATS server at URL; the URL must follow '=', as
+--jetstream alone means the embedded server. The requests still go to the
+embedded Redis server, or to --redis. The streams stay; remove them with
+'nats stream rm', or remove the embedded server's directory.
+
 While it runs it shows the pool's connections in use, idle and waited for,
 requests per second, the wait for a connection (p50, p99), and the audit
 tasks queued and done: redrawn in place on a terminal, a line a second
@@ -67,12 +77,15 @@ Examples:
   actorpool demo --clients 64 --size 4 --duration 30s --chart run.svg
   actorpool demo --redis 127.0.0.1:6379 --metrics 127.0.0.1:9090
   actorpool demo --postgres 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable'
+  actorpool demo --jetstream --metrics 127.0.0.1:9090
+  actorpool demo --jetstream=nats://127.0.0.1:4222
   actorpool demo --config examples/actorpool.yaml
 
 With --config, the demo takes the pool "demo" and the actor "audit" from the
 file, and the pool "audit" if there is one; flags given on the command line
 override the file. A durable actor takes all the actor's settings but the
-mailbox's (capacity, overflow, dead_letter_rejected).
+mailbox's (capacity, overflow, dead_letter_rejected); on JetStream, a fixed
+number of workers only (not min_workers, max_workers, keep_alive).
 
 Exit codes: 0 the run completed; 1 it could not start (a server that cannot
 be reached, a bad configuration) or more than 1% of its requests failed;
@@ -89,6 +102,8 @@ type demoFlags struct {
 	redis      string
 	postgres   string
 	schema     string
+	jetstream  jetstreamFlag
+	jsDir      string
 	metrics    string
 	configPath string
 	chart      string
@@ -117,6 +132,8 @@ func parseDemo(args []string, stdout, stderr io.Writer) (demoFlags, int) {
 	fs.StringVar(&f.redis, "redis", "", "load the Redis server at `host:port` instead of the embedded one")
 	fs.StringVar(&f.postgres, "postgres", "", "load the PostgreSQL server at `DSN` (postgres://user@host:5432/db), with a durable audit actor")
 	fs.StringVar(&f.schema, "schema", defaultDemoSchema, "with --postgres, the `schema` of the durable audit actor's tables")
+	fs.Var(&f.jetstream, "jetstream", "run the audit actor durable on NATS JetStream: alone, on an embedded server;\nwith a URL after '=' (--jetstream=nats://host:4222), on that server")
+	fs.StringVar(&f.jsDir, "jetstream-dir", "", "with --jetstream alone, the `directory` of the embedded server's store, kept between runs\n(default: actorpool/jetstream in the user's cache directory)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics while running, such as 127.0.0.1:9090")
 	fs.StringVar(&f.configPath, "config", "", "take the pools' and the actor's settings from `FILE` (YAML)")
 	fs.StringVar(&f.chart, "chart", "", "write a chart of the run to `FILE` (.svg, .png or .pdf)")
@@ -147,6 +164,10 @@ func parseDemo(args []string, stdout, stderr io.Writer) (demoFlags, int) {
 // check rejects flags that cannot work together or have no sense.
 func (f *demoFlags) check(fs *flag.FlagSet) error {
 	switch {
+	case f.jetstream.check() != nil:
+		return f.jetstream.check()
+	case fs.NArg() > 0 && f.jetstream.on && f.jetstream.url == "" && strings.Contains(fs.Arg(0), "://"):
+		return fmt.Errorf("unexpected argument %q: give --jetstream its URL after '=', as --jetstream=%s", fs.Arg(0), fs.Arg(0))
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected argument %q: the demo takes flags only", fs.Arg(0))
 	case f.clients < 1:
@@ -161,8 +182,12 @@ func (f *demoFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("--think %v: must not be negative", f.think)
 	case f.redis != "" && f.postgres != "":
 		return errors.New("--redis and --postgres: choose one server")
+	case f.jetstream.on && f.postgres != "":
+		return errors.New("--jetstream and --postgres: the audit actor is durable on one of them; choose one")
 	case f.set["schema"] && f.postgres == "":
 		return errors.New("--schema: the durable audit actor needs --postgres")
+	case f.set["jetstream-dir"] && (!f.jetstream.on || f.jetstream.url != ""):
+		return errors.New("--jetstream-dir: the store of the embedded server, which only --jetstream alone starts")
 	case f.progress != "auto" && f.progress != progressLive && f.progress != progressLines && f.progress != progressOff:
 		return fmt.Errorf("--progress %q: must be live, lines, off or auto", f.progress)
 	}
@@ -230,6 +255,13 @@ func settingsFor(f demoFlags) (settings, error) {
 	if f.set["workers"] {
 		s.audit.Workers, s.audit.MinWorkers, s.audit.MaxWorkers, s.audit.KeepAlive = f.workers, 0, 0, 0
 	}
+	if f.jetstream.on {
+		// Placed in the file, as its own problems are: JetStream's rules
+		// are not those of an actor entry.
+		if _, err := jetstreamConfig(s.audit); err != nil {
+			return s, file.ActorProblems(s.audit.Name, err)
+		}
+	}
 	workers := max(s.audit.Workers, s.audit.MaxWorkers, 1)
 	if ap, ok := file.Pool("audit"); ok {
 		s.auditPool = ap.Config
@@ -287,7 +319,7 @@ func demo(ctx context.Context, stopSignals func(), f demoFlags, stdout, stderr i
 		b.close(context.Background())
 		return failf(stderr, "%v", err)
 	}
-	durable, _ := audit.(*durableAudit)
+	durable, _ := audit.(durableActor)
 
 	var srv *http.Server
 	if f.metrics != "" {
@@ -338,7 +370,7 @@ func demo(ctx context.Context, stopSignals func(), f demoFlags, stdout, stderr i
 		reqName: s.reqPool.Name, auditName: s.auditPool.Name, actorName: s.audit.Name}
 	switch {
 	case interrupted && f.progress != progressOff && durable != nil:
-		fmt.Fprintln(stdout, "\nstopping: closing the audit actor, whose queue stays in PostgreSQL for the next run, and the pools (Ctrl-C again to quit at once)")
+		fmt.Fprintf(stdout, "\nstopping: closing the audit actor, whose queue stays in %s for the next run, and the pools (Ctrl-C again to quit at once)\n", durable.store())
 	case interrupted && f.progress != progressOff:
 		fmt.Fprintln(stdout, "\nstopping: draining the audit actor, closing the pools (Ctrl-C again to quit at once)")
 	}

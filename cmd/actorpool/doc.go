@@ -12,8 +12,9 @@
 // The demo starts an embedded Redis-protocol server on 127.0.0.1 unless
 // given --redis ADDR or --postgres DSN, pools connections to it, drives
 // concurrent clients against it, sends an audit task per request through
-// a task actor — durable in PostgreSQL with --postgres, so that Ctrl-C
-// loses no task and the next run finishes them — and shows the pool and
+// a task actor — durable in PostgreSQL with --postgres, or on NATS
+// JetStream with --jetstream (an embedded server, or --jetstream=URL), so
+// that Ctrl-C loses no task and the next run finishes them — and shows the pool and
 // the actor live. Run "actorpool help demo" for its flags. "actorpool
 // migrate" creates or upgrades the durable actors' tables; "actorpool
 // console" serves a web page to watch and operate them (see package

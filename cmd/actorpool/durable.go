@@ -64,6 +64,7 @@ func newDurableAudit(ctx context.Context, pool, sends *pgpool.Pool, schema strin
 	d.a, err = pgactor.New(ctx, pool, cfg.Name, handle, pgactor.Config[auditEvent]{
 		Workers: cfg.Workers, MinWorkers: cfg.MinWorkers, MaxWorkers: cfg.MaxWorkers, KeepAlive: cfg.KeepAlive,
 		MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff, Timeout: cfg.Timeout, Grace: cfg.Grace,
+		Lease: cfg.Lease, Heartbeat: cfg.Heartbeat,
 		OnError: func(*actor.TaskError) {}, // counted in Stats, summed up at the end
 		Logger:  logger,
 		Schema:  schema,
@@ -79,6 +80,8 @@ func newDurableAudit(ctx context.Context, pool, sends *pgpool.Pool, schema strin
 	}
 	return d, nil
 }
+
+func (d *durableAudit) store() string { return "PostgreSQL" }
 
 // left is how many of the actor's tasks s says are still to run.
 func left(s pgactor.Stats) int { return s.Queued + s.Scheduled + s.Running + s.Retrying }

@@ -20,7 +20,7 @@ func parse(args []string, stdout, stderr *bytes.Buffer) int {
 		_, code := parseDemo(args[1:], stdout, stderr)
 		return code
 	case "config":
-		_, code := parseConfig(args[1:], stdout, stderr)
+		_, _, code := parseConfig(args[1:], stdout, stderr)
 		return code
 	case "migrate":
 		_, _, code := parseMigrate(args[1:], stdout, stderr)
@@ -83,6 +83,9 @@ func FuzzFlags(f *testing.F) {
 				d, _ := parseDemo(argv[1:], &stdout, &stderr)
 				if d.clients < 1 || d.duration <= 0 || d.size < 1 || d.workers < 1 || d.think < 0 {
 					t.Errorf("demo flags out of range: %+v", d)
+				}
+				if d.jetstream.on && (d.postgres != "" || d.jetstream.url != "" && d.jsDir != "") {
+					t.Errorf("demo ready to run on JetStream with --postgres, or with a URL and a store directory: %+v", d)
 				}
 			}
 		default:

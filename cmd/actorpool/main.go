@@ -44,6 +44,7 @@ Start with:
   actorpool demo --clients 64 --size 4 --duration 30s
   actorpool demo --redis 127.0.0.1:6379
   actorpool demo --postgres postgres://postgres@127.0.0.1:5432/postgres
+  actorpool demo --jetstream        a durable audit actor on embedded NATS JetStream
   actorpool demo --config examples/actorpool.yaml --metrics 127.0.0.1:9090
 
 Exit codes: 0 success, 1 failure, 2 usage error, 130 stopped by Ctrl-C.

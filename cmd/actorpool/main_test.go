@@ -113,6 +113,17 @@ func TestUsage(t *testing.T) {
 		{args: []string{"demo", "--chart", "run.txt"}, code: 2, stderr: "--chart run.txt: the file name must end in .svg, .png, .pdf"},
 		{args: []string{"demo", "--progress", "fancy"}, code: 2, stderr: `--progress "fancy": must be live, lines, off or auto`},
 		{args: []string{"demo", "now"}, code: 2, stderr: `unexpected argument "now"`},
+		{args: []string{"help", "demo"}, code: 0, stdout: "--jetstream=nats://host:4222"},
+		{args: []string{"demo", "--jetstream", "--postgres", "postgres://b"}, code: 2, stderr: "--jetstream and --postgres: the audit actor is durable on one of them; choose one"},
+		{args: []string{"demo", "--jetstream", "nats://h:4222"}, code: 2, stderr: `unexpected argument "nats://h:4222": give --jetstream its URL after '=', as --jetstream=nats://h:4222`},
+		{args: []string{"demo", "--jetstream=h:4222"}, code: 2, stderr: "--jetstream=h:4222: not a URL: write --jetstream alone for the embedded server, or --jetstream=nats://host:4222"},
+		{args: []string{"demo", "--jetstream="}, code: 2, stderr: "--jetstream=: no URL after '='"},
+		{args: []string{"help"}, code: 0, stdout: "actorpool demo --jetstream "},
+		{args: []string{"demo", "--jetstream-dir", "/tmp/x"}, code: 2, stderr: "--jetstream-dir: the store of the embedded server, which only --jetstream alone starts"},
+		{args: []string{"demo", "--jetstream=nats://h:4222", "--jetstream-dir", "/tmp/x"}, code: 2, stderr: "--jetstream-dir: the store of the embedded server"},
+		{args: []string{"demo", "--jetstream", "--schema", "jobs"}, code: 2, stderr: "--schema: the durable audit actor needs --postgres"},
+		{args: []string{"config", "check", "--bogus", "f.yaml"}, code: 2, stderr: "actorpool config check: flag provided but not defined: -bogus"},
+		{args: []string{"config", "check", "--jetstream"}, code: 2, stderr: "name the files to check"},
 		{args: []string{"bench"}, code: 0, stdout: "cd bench && go run ./cmd/poolbench", emptyOther: true},
 		{args: []string{"bench", "--help"}, code: 0, stdout: "cd bench && go run ./cmd/poolbench"},
 		{args: []string{"bench", "all"}, code: 2, stderr: `unexpected argument "all"`},
@@ -151,6 +162,7 @@ func TestConfigCheck(t *testing.T) {
 	}
 	good := write("good.yaml", "pools:\n  db:\n    max_objects: 4\n")
 	bad := write("bad.yaml", "pools:\n  db:\n    max_objects: 4\n    min_idle: 5\n    max_idle_time: 10\nactors:\n  mail:\n    overflow: reject\n")
+	elastic := write("elastic.yaml", "actors:\n  a:\n    max_workers: 4\n    lease: 200ms\n  b:\n    min_workers: 1\n    max_workers: 2\n")
 	example := filepath.Join("..", "..", "examples", "actorpool.yaml")
 
 	tests := []struct {
@@ -179,6 +191,16 @@ func TestConfigCheck(t *testing.T) {
 			good + ":3:18: $ACTORPOOL_POOL_DB_MAX_OBJECTS: pools.db.max_objects = none: must be a whole number, such as 8",
 		}},
 		{name: "missing", args: []string{filepath.Join(dir, "nope.yaml")}, code: 1, stderr: "no such file or directory"},
+		{name: "jetstream, example", args: []string{"--jetstream", example}, code: 0,
+			stdout: []string{example + ": ok: 2 pools (demo, reports), 1 actor (audit)"}},
+		{name: "jetstream", args: []string{"--jetstream", good, elastic}, code: 1, stderr: elastic + ": 4 problems", stdout: []string{
+			good + ": ok: 1 pool (db), no actors",
+			elastic + ":3:18: actors.a.max_workers = 4: must not be set on JetStream, whose actor runs a fixed number of workers: set workers",
+			elastic + ":4:12: actors.a.lease = 200ms: must be at least 500ms (zero means the default, 5s)",
+			elastic + ":6:18: actors.b.min_workers = 1: must not be set on JetStream, whose actor runs a fixed number of workers: set workers",
+			elastic + ":7:18: actors.b.max_workers = 2: must not be set on JetStream, whose actor runs a fixed number of workers: set workers",
+		}},
+		{name: "elastic without jetstream", args: []string{elastic}, code: 0, stdout: []string{elastic + ": ok: no pools, 2 actors (a, b)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

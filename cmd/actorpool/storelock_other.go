@@ -1,0 +1,8 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package main
+
+// lockStore does not lock where the kernel's advisory locks are not
+// available to this command: two demos on one --jetstream-dir there
+// would share the store, which the NATS server does not lock either.
+func lockStore(string) (unlock func(), err error) { return func() {}, nil }

@@ -1,0 +1,80 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool"
+)
+
+// TestActorProblems proves that the findings of a backend's Validate are
+// placed where the file, or the environment, sets the setting at fault,
+// with the rule in the file's keys; at the actor's name for a setting left
+// out or one the file has no key for.
+func TestActorProblems(t *testing.T) {
+	doc := "actors:\n  audit:\n    workers: 2\n    max_attempts: 3\n    lease: 200ms\n  mail:\n"
+	f, err := Parse("f.yaml", []byte(doc), []string{"ACTORPOOL_ACTOR_AUDIT_MAX_ATTEMPTS=4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := func(field string, value any, rule string) error {
+		return &actorpool.ConfigError{Field: field, Value: value, Rule: rule}
+	}
+	tests := []struct {
+		name  string
+		actor string
+		err   error
+		want  []string // the problems; nil for no error
+		other string   // an error that is not an *Error, containing this
+	}{
+		{name: "nil", actor: "audit", err: nil},
+		{name: "set in the file", actor: "audit",
+			err:  errors.Join(bad("Lease", 200*time.Millisecond, "must be at least 500ms (zero means the default, 5s)")),
+			want: []string{"f.yaml:5:12: actors.audit.lease = 200ms: must be at least 500ms (zero means the default, 5s)"}},
+		{name: "nested joins, every kind of place", actor: "audit",
+			err: errors.Join(
+				errors.Join(bad("Heartbeat", time.Second, "must not exceed half the Lease (200ms)")),
+				bad("MaxAttempts", 4, "must not exceed 3 on this backend"),
+				bad("Prefix", "a b", "must be letters"),
+				errors.New("the backend cannot run it"),
+			),
+			want: []string{
+				"f.yaml:2:3: actors.audit.heartbeat: not set, but must not exceed half the lease (200ms)",
+				"f.yaml:2:3: actors.audit: Config.Prefix is \"a b\": must be letters",
+				"f.yaml:2:3: actors.audit: the backend cannot run it",
+				"f.yaml:4:19: $ACTORPOOL_ACTOR_AUDIT_MAX_ATTEMPTS: actors.audit.max_attempts = 4: must not exceed 3 on this backend",
+			}},
+		{name: "an actor with no settings", actor: "mail", err: bad("Workers", 0, "must be set"),
+			want: []string{"f.yaml:6:3: actors.mail.workers: not set, but must be set"}},
+		{name: "no such actor", actor: "nope", err: errors.New("x"), other: `f.yaml declares no actor named "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := f.ActorProblems(tt.actor, tt.err)
+			var cerr *Error
+			switch {
+			case tt.other != "":
+				if err == nil || errors.As(err, &cerr) || !strings.Contains(err.Error(), tt.other) {
+					t.Errorf("ActorProblems: %v, want an error containing %q", err, tt.other)
+				}
+				return
+			case tt.want == nil:
+				if err != nil {
+					t.Errorf("ActorProblems: %v, want nil", err)
+				}
+				return
+			case !errors.As(err, &cerr):
+				t.Fatalf("ActorProblems: %T %v, want a *config.Error", err, err)
+			}
+			var got []string
+			for _, p := range cerr.Problems {
+				got = append(got, p.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
