@@ -149,6 +149,10 @@ func wrapNoJetStream(name string, err error) error {
 // Name returns the actor's name.
 func (a *Actor[T]) Name() string { return a.name }
 
+// Prefix returns the prefix of the actor's streams and subjects: its
+// Config.Prefix, or DefaultPrefix.
+func (a *Actor[T]) Prefix() string { return a.set.prefix }
+
 // Streams returns the names of the actor's work, dead-letter and counter
 // streams.
 func (a *Actor[T]) Streams() (work, dead, counts string) {

@@ -114,12 +114,13 @@ func (c Config[T]) Validate() error {
 	if c.Prefix != "" && !namePattern.MatchString(c.Prefix) {
 		check.Bad("Prefix", c.Prefix, nameRule+" (empty means "+DefaultPrefix+")")
 	}
+	errs.NotNegative(check, "Lease", c.Lease, "the default, "+DefaultLease.String())
 	errs.NotNegative(check, "Heartbeat", c.Heartbeat, "a third of the Lease")
 	errs.NotNegative(check, "FetchWait", c.FetchWait, "the default, "+defaultFetchWait.String())
 	errs.NotNegative(check, "MaxLost", c.MaxLost, fmt.Sprintf("the default, %d", defaultMaxLost))
 	errs.NotNegative(check, "DedupWindow", c.DedupWindow, "the default, "+defaultDedupWindow.String())
 	errs.NotNegative(check, "FlushInterval", c.FlushInterval, "the default, "+defaultFlushInterval.String())
-	if c.Lease != 0 && c.Lease < minLease {
+	if c.Lease > 0 && c.Lease < minLease {
 		check.Bad("Lease", c.Lease, fmt.Sprintf("must be at least %v (zero means the default, %v)", minLease, DefaultLease))
 	}
 	lease := c.Lease

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,9 +33,7 @@ type Options struct {
 // payload type.
 type Actor interface {
 	Name() string
-	// Streams names the actor's streams, from which the collector takes
-	// the actor's prefix: the work stream is <prefix>_<name>.
-	Streams() (work, dead, counts string)
+	Prefix() string
 	Stats(ctx context.Context) (jsactor.Stats, error)
 }
 
@@ -84,13 +81,7 @@ func NewCollector(opts Options) *Collector {
 // its counters and task gauges, and this process's workers. It fails if an
 // actor of that name and prefix was added and not removed.
 func (c *Collector) AddActor(a Actor) error {
-	name := a.Name()
-	work, _, _ := a.Streams()
-	prefix, ok := strings.CutSuffix(work, "_"+name)
-	if !ok || prefix == "" {
-		return fmt.Errorf("jsmetrics: actor %q has the work stream %q, not one named <prefix>_%s", name, work, name)
-	}
-	return c.add(key{prefix, name}, source{stats: a.Stats, local: true})
+	return c.add(key{a.Prefix(), a.Name()}, source{stats: a.Stats, local: true})
 }
 
 // Add has the collector report the durable actor named name under prefix

@@ -27,7 +27,6 @@ import (
 )
 
 // fixed is an Actor whose Stats are given: a test of the mapping alone.
-// Its work stream is named as jsactor names it, <prefix>_<name>.
 type fixed struct {
 	name, prefix string
 	stats        jsactor.Stats
@@ -35,10 +34,8 @@ type fixed struct {
 	block        bool // Stats waits for its context to end, as on a server that stopped answering
 }
 
-func (f fixed) Name() string { return f.name }
-func (f fixed) Streams() (string, string, string) {
-	return f.prefix + "_" + f.name, f.prefix + "_" + f.name + "_dead", f.prefix + "_" + f.name + "_counts"
-}
+func (f fixed) Name() string   { return f.name }
+func (f fixed) Prefix() string { return f.prefix }
 func (f fixed) Stats(ctx context.Context) (jsactor.Stats, error) {
 	if f.block {
 		<-ctx.Done()
@@ -137,7 +134,7 @@ func TestMapping(t *testing.T) {
 }
 
 // TestAddRemove proves that an actor is named by its prefix and name
-// together, that the prefix is read from the actor's streams, that "" is
+// together, that the prefix is the actor's, that "" is
 // the default prefix, that a name is unique while added, and that Remove
 // removes its series.
 func TestAddRemove(t *testing.T) {
@@ -151,8 +148,6 @@ func TestAddRemove(t *testing.T) {
 		{name: "prefix with the separator", add: func(c *Collector) error { return c.AddActor(fixed{name: "audit", prefix: "my_app"}) }, label: "my_app"},
 		{name: "name with the separator", add: func(c *Collector) error { return c.AddActor(fixed{name: "audit_log", prefix: "app"}) }, label: "app"},
 		{name: "watched, default prefix", add: func(c *Collector) error { return c.Add(nil, "", "audit") }, label: jsactor.DefaultPrefix},
-		{name: "stream of another name", add: func(c *Collector) error { return c.AddActor(other{fixed{name: "audit", prefix: "app"}}) },
-			want: `actor "audit" has the work stream "app_mail", not one named <prefix>_audit`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,13 +183,6 @@ func TestAddRemove(t *testing.T) {
 	if err := c.Add(nil, jsactor.DefaultPrefix, "audit"); err != nil {
 		t.Errorf("Remove with prefix \"\" did not remove the actor of the default prefix: %v", err)
 	}
-}
-
-// other is an actor whose work stream is another actor's.
-type other struct{ fixed }
-
-func (o other) Streams() (string, string, string) {
-	return "app_mail", "app_mail_dead", "app_mail_counts"
 }
 
 // TestBesideOthers proves that the collector registers beside
