@@ -28,6 +28,7 @@
 // _total. [Collector.Describe] lists them all with their help.
 //
 // The durable actors of package pgactor are exported by package
-// metrics/pgmetrics, in the same families where the meaning is the same; it
-// is a package of its own so that this one does not compile pgx.
+// metrics/pgmetrics, and those of package jsactor by metrics/jsmetrics, in
+// the same families where the meaning is the same; they are packages of
+// their own so that this one compiles neither pgx nor the NATS client.
 package metrics

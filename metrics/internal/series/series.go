@@ -1,5 +1,5 @@
 // Package series is the one helper that packages metrics and
-// metrics/pgmetrics use to turn a Stats snapshot into Prometheus gauges
+// metrics/pgmetrics and metrics/jsmetrics use to turn a Stats snapshot into Prometheus gauges
 // and counters: each series is a name, a help, a type and a func that
 // reads its value from the snapshot, listed in a table per kind of Stats.
 package series
