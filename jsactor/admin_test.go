@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,5 +153,61 @@ func TestAdminRefusals(t *testing.T) {
 	actors, err := admin.Actors(ctx)
 	if err != nil || len(actors) != 1 || actors[0].Name != "known" {
 		t.Errorf("Actors = %+v, %v", actors, err)
+	}
+}
+
+// TestAdminDeadLetters reads, replays and deletes dead letters through an
+// Admin, which knows no payload type.
+func TestAdminDeadLetters(t *testing.T) {
+	srv := startServer(t)
+	ctx := ctxT(t)
+	nc := connect(t, srv.ClientURL())
+	var fixed atomic.Bool
+	ran := make(chan int, 4)
+	a, err := New(ctx, nc, "letters", func(ctx context.Context, task actor.Task[int]) error {
+		if !fixed.Load() {
+			return errors.New("broken")
+		}
+		ran <- task.Payload
+		return nil
+	}, Config[int]{OnError: func(*actor.TaskError) {}, FlushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	for _, p := range []int{1, 2} {
+		if _, err := a.Send(ctx, p, WithType("n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin, err := NewAdmin(nc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var letters []LetterInfo
+	eventually(t, 10*time.Second, "two dead letters", func() bool {
+		letters, err = admin.DeadLetters(ctx, "letters", LetterFilter{Type: "n"})
+		return err == nil && len(letters) == 2
+	})
+	if l := letters[0]; l.Reason != ReasonMaxAttempts || l.Err != "broken" || string(l.Payload) != "1" || l.Attempts != 1 || l.TaskID == 0 {
+		t.Errorf("letter = %+v", l)
+	}
+	fixed.Store(true)
+	ids, err := admin.Replay(ctx, "letters", letters[0].ID)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("Replay = %v, %v", ids, err)
+	}
+	if p := <-ran; p != 1 {
+		t.Errorf("replayed task ran with %d, want 1", p)
+	}
+	if n, err := admin.DeleteDeadLetters(ctx, "letters", letters[1].ID, letters[0].ID); err != nil || n != 1 {
+		t.Errorf("DeleteDeadLetters = %d, %v; want 1 (the other was replayed)", n, err)
+	}
+	eventually(t, 5*time.Second, "the counters count the replay", func() bool {
+		s, err := admin.Stats(ctx, "letters")
+		return err == nil && s.Replayed == 1 && s.Accepted == 3 && s.Completed == 1 && s.DeadLetters == 0
+	})
+	if _, err := admin.DeadLetters(ctx, "nobody", LetterFilter{}); !errors.Is(err, ErrUnknownActor) {
+		t.Errorf("dead letters of an unknown actor: %v, want ErrUnknownActor", err)
 	}
 }

@@ -62,9 +62,8 @@ func (a *Actor[T]) flush(ctx context.Context) error {
 		if n == 0 {
 			continue
 		}
-		m := &nats.Msg{Subject: a.l.countSubject(name), Header: nats.Header{hdrIncr: []string{"+" + strconv.FormatUint(n, 10)}}}
 		try, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := a.js.PublishMsg(try, m)
+		_, err := a.js.PublishMsg(try, a.l.incr(name, n))
 		cancel()
 		if err != nil {
 			a.counts.n[i].Add(n)
@@ -72,6 +71,20 @@ func (a *Actor[T]) flush(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// addCounts adds counts to the actor's counters at once, for an Admin,
+// which keeps none of its own to flush. A count not stored is lost, and
+// logged nowhere: counters are not worth failing an operation for.
+func addCounts(ctx context.Context, js jetstream.JetStream, l layout, counts map[string]uint64) {
+	for name, n := range counts {
+		_, _ = js.PublishMsg(ctx, l.incr(name, n))
+	}
+}
+
+// incr returns the message that adds n to the named counter of l.
+func (l layout) incr(name string, n uint64) *nats.Msg {
+	return &nats.Msg{Subject: l.countSubject(name), Header: nats.Header{hdrIncr: []string{"+" + strconv.FormatUint(n, 10)}}}
 }
 
 // readCounter reads a counter's total from the counter stream.

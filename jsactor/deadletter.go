@@ -88,52 +88,25 @@ type LetterFilter struct {
 // DeadLetters returns the dead letters f selects, in the order they were
 // stored.
 func (a *Actor[T]) DeadLetters(ctx context.Context, f LetterFilter) ([]DeadLetter[T], error) {
-	if f.Limit < 0 {
-		return nil, fmt.Errorf("jsactor: dead letters of %q: Limit %d: must be 0 (a hundred) or more", a.name, f.Limit)
+	infos, err := readLetters(ctx, a.js, a.l, f, a.typ)
+	out := make([]DeadLetter[T], len(infos))
+	for i, li := range infos {
+		out[i] = a.letter(li)
 	}
-	limit := f.Limit
-	if limit == 0 {
-		limit = 100
-	}
-	st, err := a.js.Stream(ctx, a.l.deadStream())
-	if err != nil {
-		return nil, fmt.Errorf("jsactor: dead letters of %q: %w", a.name, err)
-	}
-	var out []DeadLetter[T]
-	for seq := f.AfterID + 1; len(out) < limit; {
-		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(a.l.deadSubject()))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			break
-		}
-		if err != nil {
-			return out, fmt.Errorf("jsactor: dead letters of %q: read from %d: %w", a.name, seq, err)
-		}
-		seq = m.Sequence + 1
-		d := a.letter(m)
-		if (f.Reason == 0 || d.Reason == f.Reason) && (f.Type == "" || d.Task.Type == f.Type) {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return out, err
 }
 
-// letter reads a dead letter from its message.
-func (a *Actor[T]) letter(m *jetstream.RawStreamMsg) DeadLetter[T] {
-	rec := readRecord(m.Header, 0, time.Time{})
+// letter decodes a dead letter's payload.
+func (a *Actor[T]) letter(li LetterInfo) DeadLetter[T] {
 	d := DeadLetter[T]{
-		ID: m.Sequence, Actor: a.name, Attempts: headerInt(m.Header, hdrAttempts), Lost: rec.lost,
-		UniqueKey: rec.key, Started: rec.started, Time: m.Time, Raw: m.Data,
+		ID: li.ID, Actor: a.name, Reason: li.Reason, Attempts: li.Attempts, Lost: li.Lost,
+		UniqueKey: li.UniqueKey, Started: li.Started, Time: li.Time, Raw: li.Payload,
+		Task: actor.Task[T]{ID: li.TaskID, Type: li.Type, Attempt: li.Attempts, Enqueued: li.Enqueued},
 	}
-	_ = d.Reason.UnmarshalText([]byte(m.Header.Get(hdrReason)))
-	if rec.lastErr != "" {
-		d.Err = storedError(rec.lastErr)
+	if li.Err != "" {
+		d.Err = storedError(li.Err)
 	}
-	typ := rec.typ
-	if typ == "" {
-		typ = a.typ
-	}
-	d.Task = actor.Task[T]{ID: rec.id, Type: typ, Attempt: d.Attempts, Enqueued: rec.enqueued}
-	if p, err := a.codec.Decode(m.Data); err != nil {
+	if p, err := a.codec.Decode(li.Payload); err != nil {
 		d.DecodeErr = err
 	} else {
 		d.Task.Payload = p
@@ -142,25 +115,111 @@ func (a *Actor[T]) letter(m *jetstream.RawStreamMsg) DeadLetter[T] {
 }
 
 // Replay sends the dead letters with the given IDs again, as new tasks
-// with their payloads, types and unique keys, and deletes them; it returns
-// the new tasks' IDs in order. Each replay's message ID is derived from
-// the dead letter's, so a replay repeated — twice at once, or after a
-// failure between the send and the delete — stores one task as long as it
-// comes within Config.DedupWindow. An ID that no dead letter has fails
-// with ErrNoTask.
+// with their payloads, types, unique keys and trace headers, and deletes
+// them; it returns the new tasks' IDs in order. Each replay's message ID
+// is derived from the dead letter's, so a replay repeated — twice at
+// once, or after a failure between the send and the delete — stores one
+// task as long as it comes within Config.DedupWindow. An ID that no dead
+// letter has fails with ErrNoTask.
 func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) {
-	dead, err := a.js.Stream(ctx, a.l.deadStream())
+	return a.admin().Replay(ctx, a.name, ids...)
+}
+
+// DeleteDeadLetters deletes the dead letters with the given IDs and
+// returns how many there were.
+func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, error) {
+	return a.admin().DeleteDeadLetters(ctx, a.name, ids...)
+}
+
+// LetterInfo is a dead letter as stored, its payload encoded.
+type LetterInfo struct {
+	// ID is the dead letter's own: its sequence in the dead-letter
+	// stream. TaskID is the task's ID while it lived.
+	ID       uint64
+	TaskID   uint64
+	Actor    string
+	Type     string // "" when the send named none: the payload's Go type
+	Reason   Reason
+	Err      string // the last failed attempt's error; "" if none failed
+	Attempts int    // runs, lost ones included
+	Lost     int
+	// UniqueKey is the key the task was sent with, which a replay keeps.
+	UniqueKey string
+	Enqueued  time.Time
+	Started   time.Time // when its last run began; zero if it never ran
+	Time      time.Time // when it was dead-lettered
+	Payload   []byte
+}
+
+// DeadLetters returns the named actor's dead letters that f selects, in
+// the order they were stored, their payloads encoded.
+func (ad *Admin) DeadLetters(ctx context.Context, actor string, f LetterFilter) ([]LetterInfo, error) {
+	return readLetters(ctx, ad.js, ad.layout(actor), f, "")
+}
+
+// readLetters reads the dead letters of l that f selects; typ is the
+// type of a task sent without one, which f.Type may name.
+func readLetters(ctx context.Context, js jetstream.JetStream, l layout, f LetterFilter, typ string) ([]LetterInfo, error) {
+	if f.Limit < 0 {
+		return nil, fmt.Errorf("jsactor: dead letters of %q: Limit %d: must be 0 (a hundred) or more", l.actor, f.Limit)
+	}
+	limit := f.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	st, err := js.Stream(ctx, l.deadStream())
 	if err != nil {
-		return nil, fmt.Errorf("jsactor: replay on %q: %w", a.name, err)
+		return nil, unknown(l, fmt.Errorf("dead letters: %w", err))
+	}
+	var out []LetterInfo
+	for seq := f.AfterID + 1; len(out) < limit; {
+		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(l.deadSubject()))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			return out, fmt.Errorf("jsactor: dead letters of %q: read from %d: %w", l.actor, seq, err)
+		}
+		seq = m.Sequence + 1
+		li := letterInfo(l, m)
+		if li.Type == "" {
+			li.Type = typ
+		}
+		if (f.Reason == 0 || li.Reason == f.Reason) && (f.Type == "" || li.Type == f.Type) {
+			out = append(out, li)
+		}
+	}
+	return out, nil
+}
+
+// letterInfo reads a dead letter from its message.
+func letterInfo(l layout, m *jetstream.RawStreamMsg) LetterInfo {
+	rec := readRecord(m.Header, 0, time.Time{})
+	li := LetterInfo{
+		ID: m.Sequence, TaskID: rec.id, Actor: l.actor, Type: rec.typ, Err: rec.lastErr,
+		Attempts: headerInt(m.Header, hdrAttempts), Lost: rec.lost, UniqueKey: rec.key,
+		Enqueued: rec.enqueued, Started: rec.started, Time: m.Time, Payload: m.Data,
+	}
+	_ = li.Reason.UnmarshalText([]byte(m.Header.Get(hdrReason)))
+	return li
+}
+
+// Replay sends the named actor's dead letters with the given IDs again;
+// see Actor.Replay.
+func (ad *Admin) Replay(ctx context.Context, actor string, ids ...uint64) ([]uint64, error) {
+	l := ad.layout(actor)
+	dead, err := ad.js.Stream(ctx, l.deadStream())
+	if err != nil {
+		return nil, unknown(l, fmt.Errorf("replay: %w", err))
 	}
 	out := make([]uint64, 0, len(ids))
 	for _, id := range ids {
 		m, err := dead.GetMsg(ctx, id)
-		if errors.Is(err, jetstream.ErrMsgNotFound) || err == nil && m.Subject != a.l.deadSubject() {
-			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, ErrNoTask)
+		if errors.Is(err, jetstream.ErrMsgNotFound) || err == nil && m.Subject != l.deadSubject() {
+			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, actor, ErrNoTask)
 		}
 		if err != nil {
-			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, err)
+			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, actor, err)
 		}
 		key := readText(m.Header.Get(hdrKey))
 		h := nats.Header{}
@@ -171,28 +230,29 @@ func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) 
 		}
 		addTrace(h, traceHeader(m.Header))
 		h.Set(hdrReplayOf, strconv.FormatUint(id, 10))
-		msg := &nats.Msg{Subject: a.l.subject(placeReady, keyToken(key)), Header: h, Data: m.Data}
-		seq, dup, err := a.publish(ctx, msg, "replay-"+a.l.deadStream()+"-"+strconv.FormatUint(id, 10), key)
+		msg := &nats.Msg{Subject: l.subject(placeReady, keyToken(key)), Header: h, Data: m.Data}
+		ack, err := publishTask(ctx, ad.js, msg, "replay-"+l.deadStream()+"-"+strconv.FormatUint(id, 10), l, key)
 		if err != nil {
-			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, a.name, err)
+			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, actor, err)
 		}
-		if !dup {
-			a.counts.add(countReplayed, 1)
+		if !ack.Duplicate {
+			addCounts(ctx, ad.js, l, map[string]uint64{countAccepted: 1, countReplayed: 1})
 		}
 		if err := deleteMsg(ctx, dead, id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-			return append(out, seq), fmt.Errorf("jsactor: dead letter %d of %q was replayed as task %d, but not deleted (replaying it again within the dedup window stores nothing): %w", id, a.name, seq, err)
+			return append(out, ack.Sequence), fmt.Errorf("jsactor: dead letter %d of %q was replayed as task %d, but not deleted (replaying it again within the dedup window stores nothing): %w", id, actor, ack.Sequence, err)
 		}
-		out = append(out, seq)
+		out = append(out, ack.Sequence)
 	}
 	return out, nil
 }
 
-// DeleteDeadLetters deletes the dead letters with the given IDs and
-// returns how many there were.
-func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, error) {
-	dead, err := a.js.Stream(ctx, a.l.deadStream())
+// DeleteDeadLetters deletes the named actor's dead letters with the given
+// IDs and returns how many there were.
+func (ad *Admin) DeleteDeadLetters(ctx context.Context, actor string, ids ...uint64) (int, error) {
+	l := ad.layout(actor)
+	dead, err := ad.js.Stream(ctx, l.deadStream())
 	if err != nil {
-		return 0, fmt.Errorf("jsactor: delete dead letters of %q: %w", a.name, err)
+		return 0, unknown(l, fmt.Errorf("delete dead letters: %w", err))
 	}
 	n := 0
 	for _, id := range ids {
@@ -200,7 +260,7 @@ func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, e
 		switch {
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 		case err != nil:
-			return n, fmt.Errorf("jsactor: delete dead letter %d of %q: %w", id, a.name, err)
+			return n, fmt.Errorf("jsactor: delete dead letter %d of %q: %w", id, actor, err)
 		default:
 			n++
 		}

@@ -198,13 +198,28 @@ func (a *Actor[T]) publishAsync(ctx context.Context, msgs []*nats.Msg, ids []str
 	return errs
 }
 
-// publish stores m with message ID id, sending it again while its
-// acknowledgement does not come and ctx lasts. It returns the task's ID,
-// and whether the server had stored the message ID before.
+// publish stores m with message ID id, counting it as accepted unless
+// the server had stored the ID before; see publishTask. It returns the
+// task's ID, and whether the server had stored the ID before.
 func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (uint64, bool, error) {
+	ack, err := publishTask(ctx, a.js, m, id, a.l, key)
+	if err != nil {
+		return 0, false, err
+	}
+	if !ack.Duplicate {
+		a.counts.add(countAccepted, 1)
+	}
+	return ack.Sequence, ack.Duplicate, nil
+}
+
+// publishTask stores m, a task of the actor l names, with message ID id,
+// sending it again while its acknowledgement does not come and ctx
+// lasts. With a unique key, the server refuses it while a live task has
+// the key.
+func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string, l layout, key string) (*jetstream.PubAck, error) {
 	opts := []jetstream.PublishOpt{jetstream.WithMsgID(id)}
 	if key != "" {
-		opts = append(opts, jetstream.WithExpectLastSequenceForSubject(0, a.l.keyed(keyToken(key))))
+		opts = append(opts, jetstream.WithExpectLastSequenceForSubject(0, l.keyed(keyToken(key))))
 	}
 	wait := 50 * time.Millisecond
 	for {
@@ -213,24 +228,20 @@ func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (ui
 		// election is answered by no one, and the next try, to the new
 		// leader, succeeds within milliseconds.
 		try, cancel := context.WithTimeout(ctx, 2*time.Second)
-		ack, err := a.js.PublishMsg(try, m, opts...)
+		ack, err := js.PublishMsg(try, m, opts...)
 		cancel()
 		if err == nil {
-			if !ack.Duplicate {
-				a.counts.add(countAccepted, 1)
-			}
-			return ack.Sequence, ack.Duplicate, nil
+			return ack, nil
 		}
 		if c := apiCode(err); c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
-			return 0, false, &DuplicateError{Actor: a.name, Key: key}
+			return nil, &DuplicateError{Actor: l.actor, Key: key}
 		}
 		if !retryable(err) || ctx.Err() != nil {
-			return 0, false, fmt.Errorf("jsactor: send to %q: %w", a.name, err)
+			return nil, fmt.Errorf("jsactor: send to %q: %w", l.actor, err)
 		}
-		a.log.Debug("send not acknowledged; sending again with the same message ID", "msg_id", id, "error", err)
 		select {
 		case <-ctx.Done():
-			return 0, false, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", a.name, context.Cause(ctx), err)
+			return nil, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", l.actor, context.Cause(ctx), err)
 		case <-time.After(wait):
 		}
 		wait = min(wait*2, time.Second)
