@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -81,10 +80,7 @@ func provision(ctx context.Context, js jetstream.JetStream, l layout, s *setting
 // same subjects — as ErrBadStream.
 func badConsumer(err error) error {
 	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeConsumerExists {
-		return fmt.Errorf("%w: %w", ErrBadStream, err)
-	}
-	if errors.As(err, &apiErr) && apiErr.Code == 400 {
+	if errors.As(err, &apiErr) && apiErr.Code == 400 { // a consumer exists, filters overlap, …
 		return fmt.Errorf("%w: %w", ErrBadStream, err)
 	}
 	return err
@@ -133,10 +129,4 @@ func apiCode(err error) jetstream.ErrorCode {
 		return apiErr.ErrorCode
 	}
 	return 0
-}
-
-// deadline returns ctx bounded by d, for the calls the actor makes on its
-// own behalf.
-func deadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
 }
