@@ -70,6 +70,19 @@ func TestNewRefusals(t *testing.T) {
 	if _, err := New(ctx, nc, "subjects", noop, Config[int]{}); !errors.Is(err, ErrBadStream) || !strings.Contains(err.Error(), "subjects") {
 		t.Errorf("a stream with other subjects: %v, want ErrBadStream naming the subjects", err)
 	}
+	// A work-queue stream takes one consumer per subject: one made by hand
+	// on the ready subjects leaves no room for the actor's.
+	hand, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "actorpool_hand", Retention: jetstream.WorkQueuePolicy,
+		Subjects: []string{"actorpool.hand.r.*", "actorpool.hand.d.*", "actorpool.hand.b.*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hand.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "mine", FilterSubject: "actorpool.hand.r.*", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ctx, nc, "hand", noop, Config[int]{}); !errors.Is(err, ErrBadStream) || !strings.Contains(err.Error(), `consumer "run"`) {
+		t.Errorf("a work stream with a consumer of its own on the ready subjects: %v, want ErrBadStream naming the consumer", err)
+	}
 	if _, err := ReadStats(ctx, nc, "", "nobody"); !errors.Is(err, ErrUnknownActor) {
 		t.Errorf("stats of an actor never created: %v, want ErrUnknownActor", err)
 	}
