@@ -53,12 +53,12 @@ func (m memoryAudit) close(ctx context.Context, _ bool) error      { return m.a.
 func startAudit(ctx context.Context, f demoFlags, cfg config.Actor, pg *postgresBackend, handle actor.Handler[auditEvent],
 	logger *slog.Logger, m *metrics.Collector) (auditActor, prometheus.Collector, error) {
 	if pg != nil {
-		d, err := newDurableAudit(ctx, pg.audits, pg.requests, f.schema, cfg, handle, logger)
+		d, a, err := newDurableAudit(ctx, pg.audits, pg.requests, f.schema, cfg, handle, logger)
 		if err != nil {
 			return nil, nil, err
 		}
 		c := pgmetrics.NewCollector(pgmetrics.Options{})
-		c.AddActor(d.a)
+		c.AddActor(a)
 		return d, c, nil
 	}
 	if f.jetstream.on {
@@ -69,12 +69,12 @@ func startAudit(ctx context.Context, f demoFlags, cfg config.Actor, pg *postgres
 				return nil, nil, err
 			}
 		}
-		d, err := newJetStreamAudit(ctx, f.jetstream.url, dir, cfg, handle, logger)
+		d, a, err := newJetStreamAudit(ctx, f.jetstream.url, dir, cfg, handle, logger)
 		if err != nil {
 			return nil, nil, err
 		}
 		c := jsmetrics.NewCollector(jsmetrics.Options{})
-		if err := c.AddActor(d.a); err != nil {
+		if err := c.AddActor(a); err != nil {
 			d.close(ctx, true)
 			return nil, nil, err
 		}

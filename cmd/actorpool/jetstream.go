@@ -9,9 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -20,6 +17,7 @@ import (
 	"github.com/actorpool/actorpool/config"
 	"github.com/actorpool/actorpool/jsactor"
 	"github.com/actorpool/actorpool/jsactor/jsserver"
+	"github.com/actorpool/actorpool/pgactor"
 )
 
 // storeLockName is the file in the embedded server's store that a demo
@@ -117,74 +115,77 @@ func jetstreamConfig(a config.Actor) (jsactor.Config[auditEvent], error) {
 	return cfg, errors.Join(append(errs, cfg.Validate())...)
 }
 
-// jetstreamAudit is the audit actor on jsactor: its tasks are messages in
+// jsQueue keeps a durable audit actor's tasks in JetStream: messages in
 // streams that outlive the run, on an embedded server whose store is a
-// directory kept between runs, or on the NATS server of a URL, so that a
-// run stopped by Ctrl-C, or killed, loses none of them, and the next run
-// finishes them.
-type jetstreamAudit struct {
-	a       *jsactor.Actor[auditEvent]
-	nc      *nats.Conn
-	server  *jsserver.Server // nil for a NATS of the user's
-	unlock  func()           // gives back the embedded server's store
-	where   string           // the server, for the header
-	start   jsactor.Stats    // read before the workers started: what earlier runs left
-	refused atomic.Uint64    // sends that failed
-
-	mu   sync.Mutex
-	last actor.Stats // the latest stats read, kept while reads fail
-	end  *jsactor.Stats
+// directory kept between runs, or on the NATS server of a URL.
+type jsQueue struct {
+	a      *jsactor.Actor[auditEvent]
+	nc     *nats.Conn
+	server *jsserver.Server // nil for a NATS of the user's
+	unlock func()           // gives back the embedded server's store
 }
 
 // newJetStreamAudit connects to the NATS server at url, or starts an
 // embedded one storing in dir when url is "", reads what earlier runs
-// left, and starts the actor with cfg's settings.
-func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, handle actor.Handler[auditEvent], logger *slog.Logger) (_ *jetstreamAudit, err error) {
+// left, and starts the actor with cfg's settings. It returns the
+// jsactor.Actor too, for the metrics.
+func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, handle actor.Handler[auditEvent], logger *slog.Logger) (_ *durableAudit, _ *jsactor.Actor[auditEvent], err error) {
 	jcfg, err := jetstreamConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("the audit actor's settings do not suit JetStream: %w", err)
+		return nil, nil, fmt.Errorf("the audit actor's settings do not suit JetStream: %w", err)
 	}
 	jcfg.Prefix, jcfg.Logger = demoPrefix, logger
 	jcfg.OnError = func(*actor.TaskError) {} // counted in Stats, summed up at the end
 
-	d := &jetstreamAudit{}
+	q := &jsQueue{}
 	defer func() {
 		if err != nil {
-			d.shutdown()
+			q.release()
 		}
 	}()
+	var where string // the server, for the header and the errors
 	if url == "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("cannot make the embedded JetStream server's store: %w", err)
+			return nil, nil, fmt.Errorf("cannot make the embedded JetStream server's store: %w", err)
 		}
-		if d.unlock, err = lockStore(dir); err != nil {
-			return nil, err
+		if q.unlock, err = lockStore(dir); err != nil {
+			return nil, nil, err
 		}
-		d.server, err = jsserver.Start(jsserver.Options{Dir: dir})
+		q.server, err = jsserver.Start(jsserver.Options{Dir: dir})
 		if err != nil {
-			return nil, fmt.Errorf("cannot start the embedded JetStream server in %s: %w; is another demo using it? Name another with --jetstream-dir", dir, err)
+			return nil, nil, fmt.Errorf("cannot start the embedded JetStream server in %s: %w; is another demo using it? Name another with --jetstream-dir", dir, err)
 		}
-		url, d.where = d.server.ClientURL(), fmt.Sprintf("an embedded NATS server, stored in %s", dir)
+		url, where = q.server.ClientURL(), fmt.Sprintf("an embedded NATS server, stored in %s", dir)
 	} else {
-		d.where = "NATS at " + redactURLs(url)
+		where = "NATS at " + redactURLs(url)
 	}
-	d.nc, err = nats.Connect(url, nats.Name("actorpool demo"), nats.Timeout(pingTimeout))
+	q.nc, err = nats.Connect(url, nats.Name("actorpool demo"), nats.Timeout(pingTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach %s: %w; is the server running? Write --jetstream alone to use an embedded one", d.where, err)
+		return nil, nil, fmt.Errorf("cannot reach %s: %w; is the server running? Write --jetstream alone to use an embedded one", where, err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	d.start, err = jsactor.ReadStats(rctx, d.nc, demoPrefix, cfg.Name)
+	start, err := jsactor.ReadStats(rctx, q.nc, demoPrefix, cfg.Name)
 	cancel()
 	if err != nil && !errors.Is(err, jsactor.ErrUnknownActor) {
-		return nil, fmt.Errorf("cannot set up the durable audit actor on %s: %w; does the server run JetStream?", d.where, err)
+		return nil, nil, fmt.Errorf("cannot set up the durable audit actor on %s: %w; does the server run JetStream?", where, err)
 	}
 	nctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	d.a, err = jsactor.New(nctx, d.nc, cfg.Name, handle, jcfg)
+	q.a, err = jsactor.New(nctx, q.nc, cfg.Name, handle, jcfg)
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("cannot set up the durable audit actor on %s: %w", d.where, err)
+		return nil, nil, fmt.Errorf("cannot set up the durable audit actor on %s: %w", where, err)
 	}
-	return d, nil
+	work, _, _ := q.a.Streams()
+	d := &durableAudit{
+		q: q, kind: "JetStream", name: q.a.Name(), place: "stream " + work,
+		intro: fmt.Sprintf("  actor %q is durable: its queue is in stream %s on %s, kept between runs\n", q.a.Name(), work, where),
+		// The gauges are read one after another, so that a task moving
+		// between subjects can be missed by one read: the queue counts as
+		// empty when two reads a poll apart find it so.
+		settle: 2,
+		start:  pgactor.Stats(start),
+	}
+	return d, q.a, nil
 }
 
 // redactURLs returns the comma-separated server URLs of urls, as
@@ -203,136 +204,32 @@ func redactURLs(urls string) string {
 	return strings.Join(list, ",")
 }
 
-// shutdown closes the connection and stops the embedded server, if any.
-func (d *jetstreamAudit) shutdown() {
-	if d.nc != nil {
-		d.nc.Close()
-	}
-	if d.server != nil {
-		d.server.Shutdown()
-	}
-	if d.unlock != nil {
-		d.unlock()
-	}
-}
-
-func (d *jetstreamAudit) store() string { return "JetStream" }
-
-// header says where the queue is and what this run found in it.
-func (d *jetstreamAudit) header() string {
-	work, _, _ := d.a.Streams()
-	s := fmt.Sprintf("  actor %q is durable: its queue is in stream %s on %s, kept between runs\n", d.a.Name(), work, d.where)
-	if n := jsLeft(d.start); n > 0 {
-		s += fmt.Sprintf("  resumed %s left by an earlier run\n", plural(n, "task"))
-	}
-	return s
-}
-
-// footer says what the run leaves in the queue for the next one.
-func (d *jetstreamAudit) footer() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	work, _, _ := d.a.Streams()
-	switch {
-	case d.end == nil:
-		return fmt.Sprintf("actor %q is durable: what it left in stream %s could not be read; the next run says what it finds", d.a.Name(), work)
-	case jsLeft(*d.end) == 0:
-		return fmt.Sprintf("actor %q is durable: its queue in stream %s is empty", d.a.Name(), work)
-	}
-	return fmt.Sprintf("actor %q is durable: %s left queued in stream %s for the next run", d.a.Name(), plural(jsLeft(*d.end), "task"), work)
-}
-
-// jsLeft is how many of the actor's tasks s says are still to run.
-func jsLeft(s jsactor.Stats) int { return s.Queued + s.Scheduled + s.Running + s.Retrying }
-
-func (d *jetstreamAudit) send(ctx context.Context, e auditEvent) error {
-	// As for the PostgreSQL actor: a request that succeeded gets its audit
-	// task even when the run ends during the send.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
-	defer cancel()
-	_, err := d.a.Send(sctx, e)
-	if err != nil {
-		d.refused.Add(1)
-	}
+func (q *jsQueue) put(ctx context.Context, e auditEvent) error {
+	_, err := q.a.Send(ctx, e)
 	return err
 }
 
-func (d *jetstreamAudit) stats() actor.Stats {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.end != nil {
-		return d.last
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
-	defer cancel()
-	if s, err := d.a.Stats(ctx); err == nil {
-		d.last = d.since(s)
-	}
-	return d.last
+func (q *jsQueue) read(ctx context.Context) (pgactor.Stats, error) {
+	s, err := q.a.Stats(ctx)
+	return pgactor.Stats(s), err
 }
 
-// since returns s in the in-memory actor's shape, its counters counted
-// from the start of the run.
-func (d *jetstreamAudit) since(s jsactor.Stats) actor.Stats {
-	refused := d.refused.Load()
-	return actor.Stats{
-		Submitted:    s.Accepted - d.start.Accepted + refused,
-		Rejected:     refused,
-		Completed:    s.Completed - d.start.Completed,
-		Failed:       s.Failed - d.start.Failed,
-		Retried:      s.Retried - d.start.Retried,
-		DeadLettered: s.DeadLettered - d.start.DeadLettered,
-		Queued:       s.Queued + s.Scheduled,
-		Retrying:     s.Retrying,
-		Running:      s.Running,
-		Workers:      s.Workers,
-		Busy:         s.Busy,
-		Idle:         s.Idle,
-		OldestQueued: s.OldestQueued,
+// stop closes the actor, which gives the tasks it still holds back to the
+// stream and adds its counters to the server.
+func (q *jsQueue) stop(ctx context.Context) error { return q.a.Close(ctx) }
+
+// release closes the connection and stops the embedded server, if any.
+func (q *jsQueue) release() {
+	if q.nc != nil {
+		q.nc.Close()
+	}
+	if q.server != nil {
+		q.server.Shutdown()
+	}
+	if q.unlock != nil {
+		q.unlock()
 	}
 }
 
-// close lets a run that ran its course finish the queue until ctx ends;
-// then, or at once when interrupted, it closes the actor, which gives the
-// tasks it still holds back to the stream and adds its counters to the
-// server; it reads what is left, and lets go of the server.
-func (d *jetstreamAudit) close(ctx context.Context, interrupted bool) error {
-	if !interrupted {
-		d.drain(ctx)
-	}
-	err := d.a.Close(ctx)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statsTimeout)
-	defer cancel()
-	s, serr := d.a.Stats(rctx)
-	d.mu.Lock()
-	if serr == nil {
-		d.last, d.end = d.since(s), &s
-	}
-	d.mu.Unlock()
-	d.shutdown()
-	return errors.Join(err, serr)
-}
-
-// drain waits until the actor's queue is empty or ctx ends. The gauges
-// are read one after another, so that a task moving between subjects
-// can be missed by one read: the queue counts as empty when two reads a
-// poll apart find it so.
-func (d *jetstreamAudit) drain(ctx context.Context) {
-	t := time.NewTicker(drainPoll)
-	defer t.Stop()
-	empty := 0
-	for {
-		if s, err := d.a.Stats(ctx); err == nil && jsLeft(s) == 0 {
-			if empty++; empty == 2 {
-				return
-			}
-		} else {
-			empty = 0
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
+// jsLeft is how many of the actor's tasks s says are still to run.
+func jsLeft(s jsactor.Stats) int { return left(pgactor.Stats(s)) }

@@ -4,22 +4,15 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/jsactor"
+	"github.com/actorpool/actorpool/metrics/internal/durable"
 	"github.com/actorpool/actorpool/metrics/internal/series"
 )
-
-// A metric is one gauge or counter read from a durable actor's Stats.
-type metric struct {
-	series.Series[jsactor.Stats]
-	// local marks the gauges of this process's workers, reported only for
-	// an actor added with AddActor.
-	local bool
-}
 
 // metricsOf are the series of a durable actor on JetStream. Each name and
 // help is package pgmetrics' own, word for word, so that one dashboard
 // shows actors of both backends, and so that both collectors register in
 // one registry, which refuses a family whose help differs between them.
-var metricsOf = []metric{
+var metricsOf = []durable.Metric[jsactor.Stats]{
 	{Series: series.Counter("actorpool_actor_tasks_accepted_total", "Tasks a durable actor stored: sent, or replayed from its dead letters.",
 		func(s jsactor.Stats) uint64 { return s.Accepted })},
 	{Series: series.Counter("actorpool_actor_tasks_completed_total", "Tasks whose handler succeeded.",
@@ -58,7 +51,7 @@ var metricsOf = []metric{
 		})},
 
 	{Series: series.Gauge("actorpool_actor_workers", "Worker goroutines.",
-		func(s jsactor.Stats) int { return s.Workers }), local: true},
+		func(s jsactor.Stats) int { return s.Workers }), Local: true},
 	{Series: series.Gauge("actorpool_actor_busy_workers", "Workers in a handler.",
-		func(s jsactor.Stats) int { return s.Busy }), local: true},
+		func(s jsactor.Stats) int { return s.Busy }), Local: true},
 }

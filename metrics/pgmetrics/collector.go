@@ -1,23 +1,18 @@
 package pgmetrics
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"maps"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/actorpool/actorpool/metrics/internal/series"
+	"github.com/actorpool/actorpool/metrics/internal/durable"
 	"github.com/actorpool/actorpool/pgactor"
 )
 
 // DefaultTimeout bounds the reads of one scrape when Options.Timeout is
 // zero: well within Prometheus's default scrape timeout of 10s.
-const DefaultTimeout = 5 * time.Second
+const DefaultTimeout = durable.DefaultTimeout
 
 // Options shape a Collector. The zero value is ready to use.
 type Options struct {
@@ -39,46 +34,24 @@ type Actor interface {
 // A Collector is a prometheus.Collector for durable actors. It is safe for
 // concurrent use: actors may be added and removed while it is scraped.
 type Collector struct {
-	timeout time.Duration
-	descs   []series.Described[pgactor.Stats] // of metricsOf, in its order
-	failed  *prometheus.Desc
-
-	mu     sync.Mutex
-	actors map[key]source
-}
-
-// key names a durable actor: the same name in two schemas is two actors.
-type key struct{ schema, name string }
-
-// A source reads one actor's Stats.
-type source struct {
-	stats func(ctx context.Context) (pgactor.Stats, error)
-	// local is whether this process runs the actor's workers, so that
-	// Workers and Busy mean something.
-	local bool
+	// The actors are keyed by schema and name: the same name in two
+	// schemas is two actors.
+	c *durable.Collector[pgactor.Stats]
 }
 
 // NewCollector returns a Collector with no actors.
 func NewCollector(opts Options) *Collector {
-	c := &Collector{
-		timeout: cmp.Or(opts.Timeout, DefaultTimeout),
-		failed: prometheus.NewDesc("actorpool_actor_stats_read", "The read of a durable actor's Stats, which failed.",
-			[]string{"actor", "schema"}, opts.ConstLabels),
-		actors: map[key]source{},
-	}
-	ss := make([]series.Series[pgactor.Stats], len(metricsOf))
-	for i, m := range metricsOf {
-		ss[i] = m.Series
-	}
-	c.descs = series.Describe(ss, []string{"actor", "schema"}, opts.ConstLabels)
-	return c
+	return &Collector{durable.New(durable.Config[pgactor.Stats]{
+		Package: "pgmetrics", Label: "schema", Where: "in schema",
+		Timeout: opts.Timeout, ConstLabels: opts.ConstLabels, Metrics: metricsOf,
+	})}
 }
 
 // AddActor has the collector report a, a durable actor this process runs:
 // its counters and task gauges, and this process's workers. It fails if an
 // actor of that name and schema was added and not removed.
 func (c *Collector) AddActor(a Actor) error {
-	return c.add(key{a.Schema(), a.Name()}, source{stats: a.Stats, local: true})
+	return c.c.Add(a.Schema(), a.Name(), a.Stats, true)
 }
 
 // Add has the collector report the durable actor named name in schema,
@@ -87,26 +60,14 @@ func (c *Collector) AddActor(a Actor) error {
 // scrapes may overlap: a *pgpool.Pool, not a *pgx.Conn. It fails if an
 // actor of that name and schema was added and not removed.
 func (c *Collector) Add(db pgactor.Querier, schema, name string) error {
-	return c.add(key{schema, name}, source{stats: func(ctx context.Context) (pgactor.Stats, error) {
+	return c.c.Add(schema, name, func(ctx context.Context) (pgactor.Stats, error) {
 		return pgactor.ReadStats(ctx, db, schema, name)
-	}})
-}
-
-func (c *Collector) add(k key, s source) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.actors[k]; ok {
-		return fmt.Errorf("pgmetrics: a durable actor named %q in schema %q is already added; remove it first", k.name, k.schema)
-	}
-	c.actors[k] = s
-	return nil
+	}, false)
 }
 
 // Remove stops reporting the actor named name in schema.
 func (c *Collector) Remove(schema, name string) {
-	c.mu.Lock()
-	delete(c.actors, key{schema, name})
-	c.mu.Unlock()
+	c.c.Remove(schema, name)
 }
 
 // Describe sends nothing, which makes the collector unchecked (see the
@@ -116,30 +77,4 @@ func (c *Collector) Describe(chan<- *prometheus.Desc) {}
 // Collect reads the Stats of every actor added, one query each, within
 // Options.Timeout, and sends their series. An actor whose read fails is
 // sent as an invalid metric carrying the error, which the registry reports.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	sources := maps.Clone(c.actors)
-	c.mu.Unlock()
-	keys := slices.SortedFunc(maps.Keys(sources), func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.schema, b.schema), cmp.Compare(a.name, b.name))
-	})
-
-	// The reads run outside the lock: a slow server must not hold up Add
-	// and Remove.
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-	for _, k := range keys {
-		s := sources[k]
-		st, err := s.stats(ctx)
-		if err != nil {
-			ch <- prometheus.NewInvalidMetric(c.failed, fmt.Errorf("pgmetrics: durable actor %q in schema %q: %w", k.name, k.schema, err))
-			continue
-		}
-		for i, m := range metricsOf {
-			if m.local && !s.local {
-				continue
-			}
-			ch <- c.descs[i].Metric(st, k.name, k.schema)
-		}
-	}
-}
+func (c *Collector) Collect(ch chan<- prometheus.Metric) { c.c.Collect(ch) }

@@ -3,22 +3,15 @@ package pgmetrics
 import (
 	"time"
 
+	"github.com/actorpool/actorpool/metrics/internal/durable"
 	"github.com/actorpool/actorpool/metrics/internal/series"
 	"github.com/actorpool/actorpool/pgactor"
 )
 
-// A metric is one gauge or counter read from a durable actor's Stats.
-type metric struct {
-	series.Series[pgactor.Stats]
-	// local marks the gauges of this process's workers, reported only for
-	// an actor added with AddActor.
-	local bool
-}
-
 // metricsOf are the series of a durable actor. Where a family is also the
 // in-memory actor's, its name and help are package metrics' own, word for
 // word: a registry refuses a family whose help differs between collectors.
-var metricsOf = []metric{
+var metricsOf = []durable.Metric[pgactor.Stats]{
 	{Series: series.Counter("actorpool_actor_tasks_accepted_total", "Tasks a durable actor stored: sent, or replayed from its dead letters.",
 		func(s pgactor.Stats) uint64 { return s.Accepted })},
 	{Series: series.Counter("actorpool_actor_tasks_completed_total", "Tasks whose handler succeeded.",
@@ -55,7 +48,7 @@ var metricsOf = []metric{
 		})},
 
 	{Series: series.Gauge("actorpool_actor_workers", "Worker goroutines.",
-		func(s pgactor.Stats) int { return s.Workers }), local: true},
+		func(s pgactor.Stats) int { return s.Workers }), Local: true},
 	{Series: series.Gauge("actorpool_actor_busy_workers", "Workers in a handler.",
-		func(s pgactor.Stats) int { return s.Busy }), local: true},
+		func(s pgactor.Stats) int { return s.Busy }), Local: true},
 }
