@@ -24,8 +24,7 @@ const (
 	// actor.Permanent.
 	ReasonPermanent
 	// ReasonLost: the task's workers were lost — killed, frozen or cut off
-	// past the lease — more than Config.MaxLost times, or on its last
-	// attempt.
+	// past the lease — more than Config.MaxLost times.
 	ReasonLost
 	// ReasonUndecodable: the stored payload no longer decodes (see Codec).
 	ReasonUndecodable

@@ -21,7 +21,9 @@ func TestLostRunFenced(t *testing.T) {
 	release := make(chan struct{})
 	causes := make(chan error, 1)
 	lease := 600 * time.Millisecond
-	cfg := Config[string]{Lease: lease, MaxAttempts: 3, FlushInterval: 20 * time.Millisecond}
+	// MaxAttempts 1: a lost run counts as an attempt, yet only MaxLost
+	// dead-letters a task for being lost, so the task runs again.
+	cfg := Config[string]{Lease: lease, FlushInterval: 20 * time.Millisecond}
 	a, err := New(ctx, cut, "fenced", func(ctx context.Context, task actor.Task[string]) error {
 		close(started)
 		<-ctx.Done()

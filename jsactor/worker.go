@@ -58,12 +58,14 @@ func (a *Actor[T]) runTask(name string, h *held) {
 	if h.delivered > 1 {
 		a.counts.add(countLost, 1) // the delivery before this one ended without a word
 	}
+	// A lost run counts as an attempt, as in pgactor, but only MaxLost
+	// ends a task for it: a task whose last attempt was lost runs again,
+	// its Attempt past MaxAttempts, and is dead-lettered if that run fails.
 	lost := h.rec.lost + h.delivered - 1
-	if (lost > a.set.maxLost || h.attempt > a.set.maxAttempts) && !h.claim(heldSettled) {
+	if lost > a.set.maxLost && !h.claim(heldSettled) {
 		return // Close gave it back
 	}
-	// Too many runs lost, or the last attempt allowed was.
-	if lost > a.set.maxLost || h.attempt > a.set.maxAttempts {
+	if lost > a.set.maxLost {
 		err := a.lostError(h, lost)
 		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt - 1, Final: true, Err: err})
 		a.deadLetter(h, ReasonLost, err, false)
@@ -141,7 +143,7 @@ func (a *Actor[T]) typeOf(h *held) string {
 // lostError is the error a task dead-lettered as lost carries: its last
 // attempt's, if one failed, and how often it was lost.
 func (a *Actor[T]) lostError(h *held, lost int) error {
-	msg := fmt.Sprintf("jsactor: the task's worker was lost %d times (MaxLost %d, attempts %d of %d)", lost, a.set.maxLost, h.attempt-1, a.set.maxAttempts)
+	msg := fmt.Sprintf("jsactor: the task's worker was lost %d times (MaxLost %d)", lost, a.set.maxLost)
 	if h.rec.lastErr != "" {
 		msg += "; last error: " + h.rec.lastErr
 	}
