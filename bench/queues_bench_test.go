@@ -24,26 +24,34 @@ const queuesFullVar = "ACTORPOOL_BENCH_QUEUES"
 
 // BenchmarkQueues compares pgactor with River v0.51.2 on the PostgreSQL
 // server ACTORPOOL_POSTGRES names, each in a schema of its own made afresh
-// for every cell: burn-down throughput of pre-inserted no-op tasks,
-// sustained throughput with a producer inserting while workers run (and
-// the tables' size at the start and end), send-to-start latency at a rate
-// below saturation, and the time until the task of a worker process killed
-// with SIGKILL runs again. Every cell runs its workload once per
-// iteration; run it with -benchtime 1x. Set ACTORPOOL_BENCH_QUEUES=1 for
-// the scale (100,000 tasks, 100 to 2,000 workers, River's recovery
-// at its default rescue and at ours), about seven minutes a count:
+// for every cell, and jsactor on NATS JetStream servers embedded in the
+// benchmark's process, started afresh with a new store for every cell: a
+// single node fsyncing every second (queue=jetstream) and every write
+// (queue=jetstream-syncalways), and a three-node cluster with streams
+// replicated three times (queue=jetstream-r3). The cells: burn-down
+// throughput of pre-inserted no-op tasks, sustained throughput with a
+// producer inserting while workers run (and the tables' or streams' size
+// at the start and end), send-to-start latency at a rate below saturation,
+// and the time until the task of a worker process killed with SIGKILL runs
+// again. Every cell runs its workload once per iteration; run it with
+// -benchtime 1x. Without PostgreSQL, the pgactor and River cells skip and
+// the JetStream ones run. Set ACTORPOOL_BENCH_QUEUES=1 for the issue's
+// scale (100,000 tasks, 100 to 2,000 workers, River's recovery at its
+// default rescue and at ours), about fifteen minutes a count:
 //
 //	ACTORPOOL_BENCH_QUEUES=1 go test -run '^$' -bench BenchmarkQueues -benchtime 1x -count 3 -timeout 2h .
 func BenchmarkQueues(b *testing.B) {
-	dsn := servers.Need(b, servers.Postgres)
 	scale := queues.Quick
 	if os.Getenv(queuesFullVar) != "" {
 		scale = queues.Full
 	}
-	kinds := []queues.Kind{queues.PGActor, queues.River}
-	open := func(b *testing.B, k queues.Kind, rescue time.Duration) (queues.Queue, queues.Options) {
+	kinds := append([]queues.Kind{queues.PGActor, queues.River}, queues.JetStreamKinds...)
+	open := func(b *testing.B, k queues.Kind, rescue time.Duration) queues.Queue {
 		b.Helper()
-		o := queues.Options{DSN: dsn, Schema: queues.Schema(k), Rescue: rescue}
+		o := queues.Options{Schema: queues.Schema(k), Rescue: rescue}
+		if k.Queue != queues.JetStream.Queue {
+			o.DSN = servers.Need(b, servers.Postgres)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		q, err := queues.Open(ctx, k, o)
@@ -57,7 +65,7 @@ func BenchmarkQueues(b *testing.B) {
 				b.Error(err)
 			}
 		})
-		return q, o
+		return q
 	}
 	timeout := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.Background(), 10*time.Minute)
@@ -70,7 +78,7 @@ func BenchmarkQueues(b *testing.B) {
 				b.Run(fmt.Sprintf("queue=%s/workers=%d", k.Name, w), func(b *testing.B) {
 					var sum float64
 					for range b.N {
-						q, _ := open(b, k, 0)
+						q := open(b, k, 0)
 						ctx, cancel := timeout()
 						perSec, err := queues.BurnDown(ctx, q, scale.BurnDown, w)
 						cancel()
@@ -91,7 +99,7 @@ func BenchmarkQueues(b *testing.B) {
 				b.Run(fmt.Sprintf("queue=%s/workers=%d", k.Name, w), func(b *testing.B) {
 					var sum queues.SustainedResult
 					for range b.N {
-						q, _ := open(b, k, 0)
+						q := open(b, k, 0)
 						ctx, cancel := timeout()
 						r, err := queues.Sustained(ctx, q, scale.Sustained, scale.Backlog, w)
 						cancel()
@@ -112,11 +120,11 @@ func BenchmarkQueues(b *testing.B) {
 		}
 	})
 	b.Run("cell=latency", func(b *testing.B) {
-		for _, k := range []queues.Kind{queues.PGActor, queues.River, queues.RiverDefaults} {
+		for _, k := range append([]queues.Kind{queues.PGActor, queues.River, queues.RiverDefaults}, queues.JetStreamKinds...) {
 			b.Run(fmt.Sprintf("queue=%s/rate=%d", k.Name, scale.Rate), func(b *testing.B) {
 				var p50, p99 time.Duration
 				for range b.N {
-					q, _ := open(b, k, 0)
+					q := open(b, k, 0)
 					ctx, cancel := timeout()
 					r, err := queues.Latency(ctx, q, scale.Rate, scale.LatencyFor, scale.LatencyWorkers)
 					cancel()
@@ -145,14 +153,18 @@ func BenchmarkQueues(b *testing.B) {
 				variant{"queue=river/rescue=default", queues.River, 0},
 				variant{"queue=river/rescue=5s", queues.River, 5 * time.Second})
 		}
+		for _, k := range queues.JetStreamKinds {
+			// jsactor's default lease is 5 s, as pgactor's.
+			vs = append(vs, variant{"queue=" + k.Name + "/rescue=default", k, 0})
+		}
 		for _, v := range vs {
 			b.Run(v.name, func(b *testing.B) {
 				var sum time.Duration
 				recovered := 0
 				for range b.N {
-					q, o := open(b, v.k, v.rescue)
+					q := open(b, v.k, v.rescue)
 					ctx, cancel := timeout()
-					r, err := queues.Recovery(ctx, q, v.k, o, scale.RecoveryCap)
+					r, err := queues.Recovery(ctx, q, v.k, scale.RecoveryCap)
 					cancel()
 					if err != nil {
 						b.Fatal(err)

@@ -107,6 +107,12 @@ func (q *pgactorQueue) TableBytes(ctx context.Context) (int64, error) {
 	return schemaBytes(ctx, q.pool, q.o.Schema)
 }
 
+func (q *pgactorQueue) ChildOptions() Options {
+	o := q.o
+	o.Attach = true
+	return o
+}
+
 func (q *pgactorQueue) Close(ctx context.Context) error {
 	err := q.sender.Close(ctx)
 	if !q.o.Attach {

@@ -42,6 +42,9 @@ type Queue interface {
 	// TableBytes returns the size of the queue's tables, with their indexes
 	// and TOAST: pg_total_relation_size summed over the schema's tables.
 	TableBytes(ctx context.Context) (int64, error)
+	// ChildOptions returns the options the recovery cell's child opens the
+	// same queue with, in another process.
+	ChildOptions() Options
 	// Close closes the queue's clients and pools and drops its schema unless
 	// it was attached to by a child.
 	Close(ctx context.Context) error
@@ -50,13 +53,20 @@ type Queue interface {
 // A Kind is a queue and the settings it runs under.
 type Kind struct {
 	// Name is the name in the benchmarks' names: pgactor, river,
-	// river-defaults.
+	// river-defaults, jetstream, jetstream-syncalways, jetstream-r3.
 	Name string
-	// Queue is "pgactor" or "river": which library.
+	// Queue is "pgactor", "river" or "jetstream" (jsactor): which library.
 	Queue string
 	// RiverDefaults runs River with its client's default fetch settings
 	// (FetchCooldown 100ms, FetchPollInterval 1s) instead of riverbench's.
 	RiverDefaults bool
+	// Nodes is how many NATS servers a jetstream queue runs on, embedded
+	// in this process: 0 or 1 for a single node, 3 for a cluster whose
+	// streams are replicated three times (R3).
+	Nodes int
+	// SyncAlways has a jetstream queue's servers fsync every write
+	// instead of every jsserver.DefaultSyncInterval.
+	SyncAlways bool
 }
 
 // The kinds the cells compare.
@@ -64,7 +74,16 @@ var (
 	PGActor       = Kind{Name: "pgactor", Queue: "pgactor"}
 	River         = Kind{Name: "river", Queue: "river"}
 	RiverDefaults = Kind{Name: "river-defaults", Queue: "river", RiverDefaults: true}
+
+	JetStream           = Kind{Name: "jetstream", Queue: "jetstream"}
+	JetStreamSyncAlways = Kind{Name: "jetstream-syncalways", Queue: "jetstream", SyncAlways: true}
+	JetStreamR3         = Kind{Name: "jetstream-r3", Queue: "jetstream", Nodes: 3}
 )
+
+// JetStreamKinds are jsactor's kinds: a single node at the default sync
+// interval and fsyncing every write, and a three-node cluster with R3
+// streams.
+var JetStreamKinds = []Kind{JetStream, JetStreamSyncAlways, JetStreamR3}
 
 // Options are the settings a queue is opened with.
 type Options struct {
@@ -79,8 +98,15 @@ type Options struct {
 	// 0 means each library's default (pgactor 5s, River 1h).
 	Rescue time.Duration
 	// Attach opens an existing schema instead of dropping and creating it,
-	// and leaves it in place at Close: the child of the recovery cell.
+	// and leaves it in place at Close: the child of the recovery cell. A
+	// jetstream queue attaches to the servers NATS names instead of
+	// starting its own.
 	Attach bool
+	// NATS is the client URLs, comma-separated, of the servers an
+	// attaching jetstream queue connects to: its parent's. A jetstream
+	// queue that does not attach starts servers of its own, whose URLs its
+	// ChildOptions carry.
+	NATS string
 }
 
 func (o Options) conns() int {
@@ -90,26 +116,29 @@ func (o Options) conns() int {
 	return o.Conns
 }
 
-// Open opens a queue of kind k as o says, creating its schema afresh
-// unless o.Attach is set.
+// Open opens a queue of kind k as o says, creating its schema afresh — for
+// jetstream, starting its servers, each with a new store — unless o.Attach
+// is set.
 func Open(ctx context.Context, k Kind, o Options) (Queue, error) {
 	switch k.Queue {
 	case "pgactor":
 		return openPGActor(ctx, o)
 	case "river":
 		return openRiver(ctx, k, o)
+	case "jetstream":
+		return openJetStream(ctx, k, o)
 	}
 	return nil, fmt.Errorf("queues: unknown queue %q", k.Queue)
 }
 
 // KindNamed returns the kind called name.
 func KindNamed(name string) (Kind, error) {
-	for _, k := range []Kind{PGActor, River, RiverDefaults} {
+	for _, k := range []Kind{PGActor, River, RiverDefaults, JetStream, JetStreamSyncAlways, JetStreamR3} {
 		if k.Name == name {
 			return k, nil
 		}
 	}
-	return Kind{}, fmt.Errorf("queues: unknown kind %q (want pgactor, river or river-defaults)", name)
+	return Kind{}, fmt.Errorf("queues: unknown kind %q (want pgactor, river, river-defaults, jetstream, jetstream-syncalways or jetstream-r3)", name)
 }
 
 // quiet is the logger the queues get: errors only, on standard error, so

@@ -18,6 +18,7 @@ const (
 	childDSNVar    = "ACTORPOOL_QUEUES_DSN"
 	childSchemaVar = "ACTORPOOL_QUEUES_SCHEMA"
 	childRescueVar = "ACTORPOOL_QUEUES_RESCUE"
+	childNATSVar   = "ACTORPOOL_QUEUES_NATS"
 )
 
 // childStarted is the line a child writes when its handler has begun.
@@ -50,7 +51,10 @@ func child(name string) error {
 		return err
 	}
 	ctx := context.Background()
-	q, err := Open(ctx, k, Options{DSN: os.Getenv(childDSNVar), Schema: os.Getenv(childSchemaVar), Rescue: rescue, Attach: true})
+	q, err := Open(ctx, k, Options{
+		DSN: os.Getenv(childDSNVar), Schema: os.Getenv(childSchemaVar), NATS: os.Getenv(childNATSVar),
+		Rescue: rescue, Attach: true,
+	})
 	if err != nil {
 		return err
 	}
@@ -77,11 +81,12 @@ type RecoveryResult struct {
 	Recovered bool
 }
 
-// Recovery inserts one task into q, which k and o opened, starts a child
-// process whose worker takes it and blocks in its handler, starts workers
-// in this process, kills the child with SIGKILL, and returns the time until
-// this process's workers run the task, or the cap.
-func Recovery(ctx context.Context, q Queue, k Kind, o Options, cap time.Duration) (res RecoveryResult, err error) {
+// Recovery inserts one task into q, of kind k, starts a child process
+// that opens q as q.ChildOptions says and whose worker takes the task and
+// blocks in its handler, starts workers in this process, kills the child
+// with SIGKILL, and returns the time until this process's workers run the
+// task, or the cap.
+func Recovery(ctx context.Context, q Queue, k Kind, cap time.Duration) (res RecoveryResult, err error) {
 	if err := q.InsertBatch(ctx, []int64{1}); err != nil {
 		return res, err
 	}
@@ -89,9 +94,11 @@ func Recovery(ctx context.Context, q Queue, k Kind, o Options, cap time.Duration
 	if err != nil {
 		return res, err
 	}
+	o := q.ChildOptions()
 	cmd := exec.CommandContext(ctx, self)
 	cmd.Env = append(os.Environ(),
-		childKindVar+"="+k.Name, childDSNVar+"="+o.DSN, childSchemaVar+"="+o.Schema, childRescueVar+"="+o.Rescue.String())
+		childKindVar+"="+k.Name, childDSNVar+"="+o.DSN, childSchemaVar+"="+o.Schema, childRescueVar+"="+o.Rescue.String(),
+		childNATSVar+"="+o.NATS)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -157,6 +157,12 @@ func (q *riverQueue) TableBytes(ctx context.Context) (int64, error) {
 	return schemaBytes(ctx, q.pool, q.o.Schema)
 }
 
+func (q *riverQueue) ChildOptions() Options {
+	o := q.o
+	o.Attach = true
+	return o
+}
+
 func (q *riverQueue) Close(ctx context.Context) error {
 	var err error
 	if !q.o.Attach {

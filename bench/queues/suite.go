@@ -39,13 +39,13 @@ func RecoveryVariants(s Scale) []RecoveryVariant {
 // says what it does on log, and writes markdown tables of the medians to
 // out: each queue at its best worker count, with pgactor's ratio to River.
 func Suite(ctx context.Context, dsn string, s Scale, count int, log, out io.Writer) error {
-	withQueue := func(k Kind, rescue time.Duration, fn func(Queue, Options) error) error {
+	withQueue := func(k Kind, rescue time.Duration, fn func(Queue) error) error {
 		o := Options{DSN: dsn, Schema: Schema(k), Rescue: rescue}
 		q, err := Open(ctx, k, o)
 		if err != nil {
 			return err
 		}
-		err = fn(q, o)
+		err = fn(q)
 		if cerr := q.Close(context.WithoutCancel(ctx)); err == nil {
 			err = cerr
 		}
@@ -64,7 +64,7 @@ func Suite(ctx context.Context, dsn string, s Scale, count int, log, out io.Writ
 		fmt.Fprintf(log, "queues: run %d of %d\n", i+1, count)
 		for _, k := range kinds {
 			for _, w := range s.Workers {
-				err := withQueue(k, 0, func(q Queue, _ Options) error {
+				err := withQueue(k, 0, func(q Queue) error {
 					r, err := BurnDown(ctx, q, s.BurnDown, w)
 					burn[key{k.Name, w}] = append(burn[key{k.Name, w}], r)
 					fmt.Fprintf(log, "  burn-down %s workers=%d: %.0f tasks/s\n", k.Name, w, r)
@@ -77,7 +77,7 @@ func Suite(ctx context.Context, dsn string, s Scale, count int, log, out io.Writ
 		}
 		for _, k := range kinds {
 			for _, w := range s.Workers {
-				err := withQueue(k, 0, func(q Queue, _ Options) error {
+				err := withQueue(k, 0, func(q Queue) error {
 					r, err := Sustained(ctx, q, s.Sustained, s.Backlog, w)
 					sus[key{k.Name, w}] = append(sus[key{k.Name, w}], r)
 					fmt.Fprintf(log, "  sustained %s workers=%d: %.0f tasks/s, %.1f → %.1f MB\n", k.Name, w, r.PerSec, mb(r.StartBytes), mb(r.EndBytes))
@@ -89,7 +89,7 @@ func Suite(ctx context.Context, dsn string, s Scale, count int, log, out io.Writ
 			}
 		}
 		for _, k := range []Kind{PGActor, River, RiverDefaults} {
-			err := withQueue(k, 0, func(q Queue, _ Options) error {
+			err := withQueue(k, 0, func(q Queue) error {
 				r, err := Latency(ctx, q, s.Rate, s.LatencyFor, s.LatencyWorkers)
 				lat[k.Name] = append(lat[k.Name], r)
 				fmt.Fprintf(log, "  latency %s: p50 %v, p99 %v\n", k.Name, r.P50, r.P99)
@@ -100,8 +100,8 @@ func Suite(ctx context.Context, dsn string, s Scale, count int, log, out io.Writ
 			}
 		}
 		for _, v := range RecoveryVariants(s) {
-			err := withQueue(v.Kind, v.Rescue, func(q Queue, o Options) error {
-				r, err := Recovery(ctx, q, v.Kind, o, s.RecoveryCap)
+			err := withQueue(v.Kind, v.Rescue, func(q Queue) error {
+				r, err := Recovery(ctx, q, v.Kind, s.RecoveryCap)
 				rec[v.Name] = append(rec[v.Name], r)
 				fmt.Fprintf(log, "  recovery %s: %v (recovered: %v)\n", v.Name, r.After, r.Recovered)
 				return err
