@@ -98,19 +98,10 @@ func (q *jsactorQueue) config(workers int) jsactor.Config[int64] {
 		replicas = 3
 	}
 	return jsactor.Config[int64]{
-		Workers: workers,
-		// jsactor dead-letters a task whose worker was lost on its last
-		// attempt (ReasonLost), and the default MaxAttempts, 1, makes every
-		// attempt the last: at its defaults the recovery cell's task goes
-		// to the dead letters when its lease runs out instead of running
-		// again. pgactor runs such a task again until it was lost more
-		// than MaxLost times. Two attempts let jsactor's lost run be
-		// followed by another, as pgactor's is; the cells' tasks never
-		// fail, so no other cell sees the difference.
-		MaxAttempts: 2,
-		Lease:       q.o.Rescue,
-		Replicas:    replicas,
-		Logger:      quiet(),
+		Workers:  workers,
+		Lease:    q.o.Rescue,
+		Replicas: replicas,
+		Logger:   quiet(),
 	}
 }
 
@@ -134,22 +125,9 @@ func (q *jsactorQueue) Start(ctx context.Context, workers int, run func(int64)) 
 	}, nil
 }
 
-// jsactorInsertChunk is how many tasks one SendBatch sends: the most
-// asynchronous publishes a nats.go JetStream context keeps unacknowledged
-// by default. SendBatch publishes its whole batch before it waits for an
-// acknowledgement, and a publish past that limit waits 200 ms for room,
-// then fails with "stalled with too many outstanding async published
-// messages": a batch of insertChunk (5,000) does on a server that fsyncs
-// every write.
-const jsactorInsertChunk = 4000
-
 func (q *jsactorQueue) InsertBatch(ctx context.Context, payloads []int64) error {
-	for len(payloads) > 0 {
-		n := min(len(payloads), jsactorInsertChunk)
-		if _, err := q.sender.SendBatch(ctx, payloads[:n]); err != nil {
-			return fmt.Errorf("queues: %s: %w", q.k.Name, err)
-		}
-		payloads = payloads[n:]
+	if _, err := q.sender.SendBatch(ctx, payloads); err != nil {
+		return fmt.Errorf("queues: %s: %w", q.k.Name, err)
 	}
 	return nil
 }

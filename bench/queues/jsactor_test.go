@@ -17,7 +17,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestJetStreamQueue runs a burn-down on each JetStream kind through the
-// Queue interface, with a batch larger than one SendBatch takes, and
+// Queue interface, with a batch past the client's limit on publishes in
+// flight (4,000), and
 // checks what the cells rely on: Drained is false while a task waits and
 // true once every completion holds, the streams' bytes count the tasks
 // stored, the child's options name the servers, and Close shuts them down.
@@ -36,7 +37,7 @@ func TestJetStreamQueue(t *testing.T) {
 					_ = q.Close(ctx)
 				}
 			}()
-			n := jsactorInsertChunk + 100
+			n := 4100
 			if err := q.InsertBatch(ctx, make([]int64, n)); err != nil {
 				t.Fatalf("InsertBatch of %d tasks: %v", n, err)
 			}
