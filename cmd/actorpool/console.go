@@ -176,7 +176,7 @@ func serveConsole(ctx context.Context, f consoleFlags, stdout, stderr io.Writer)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	host, _, _ := net.SplitHostPort(f.listen)
-	c, err := console.New(admin, console.Options{Token: f.token, LoopbackOnly: loopback(host), Logger: logger})
+	c, err := console.New(console.Postgres(admin), console.Options{Token: f.token, LoopbackOnly: loopback(host), Logger: logger})
 	if err != nil {
 		return fail("%v", err)
 	}
