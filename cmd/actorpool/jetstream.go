@@ -19,12 +19,7 @@ import (
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/config"
 	"github.com/actorpool/actorpool/jsactor"
-	"github.com/actorpool/actorpool/jsactor/jsserver"
 )
-
-// storeLockName is the file in the embedded server's store that a demo
-// locks while it runs the server.
-const storeLockName = "actorpool-demo.lock"
 
 // demoPrefix names the streams of the durable audit actor on JetStream: a
 // prefix of the demo's own, apart from jsactor's default, so that the
@@ -125,11 +120,10 @@ func jetstreamConfig(a config.Actor) (jsactor.Config[auditEvent], error) {
 type jetstreamAudit struct {
 	a       *jsactor.Actor[auditEvent]
 	nc      *nats.Conn
-	server  *jsserver.Server // nil for a NATS of the user's
-	unlock  func()           // gives back the embedded server's store
-	where   string           // the server, for the header
-	start   jsactor.Stats    // read before the workers started: what earlier runs left
-	refused atomic.Uint64    // sends that failed
+	server  *embeddedJetStream // nil for a NATS of the user's
+	where   string             // the server, for the header
+	start   jsactor.Stats      // read before the workers started: what earlier runs left
+	refused atomic.Uint64      // sends that failed
 
 	mu   sync.Mutex
 	last actor.Stats // the latest stats read, kept while reads fail
@@ -138,7 +132,8 @@ type jetstreamAudit struct {
 
 // newJetStreamAudit connects to the NATS server at url, or starts an
 // embedded one storing in dir when url is "", reads what earlier runs
-// left, and starts the actor with cfg's settings.
+// left, and starts the actor with cfg's settings; dir "" is
+// defaultJetStreamDir.
 func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, handle actor.Handler[auditEvent], logger *slog.Logger) (_ *jetstreamAudit, err error) {
 	jcfg, err := jetstreamConfig(cfg)
 	if err != nil {
@@ -154,17 +149,10 @@ func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, h
 		}
 	}()
 	if url == "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("cannot make the embedded JetStream server's store: %w", err)
-		}
-		if d.unlock, err = lockStore(dir); err != nil {
+		if d.server, err = startEmbeddedJetStream(dir, "demo"); err != nil {
 			return nil, err
 		}
-		d.server, err = jsserver.Start(jsserver.Options{Dir: dir})
-		if err != nil {
-			return nil, fmt.Errorf("cannot start the embedded JetStream server in %s: %w; is another demo using it? Name another with --jetstream-dir", dir, err)
-		}
-		url, d.where = d.server.ClientURL(), fmt.Sprintf("an embedded NATS server, stored in %s", dir)
+		url, d.where = d.server.url(), d.server.describe()
 	} else {
 		d.where = "NATS at " + redactURLs(url)
 	}
@@ -209,10 +197,7 @@ func (d *jetstreamAudit) shutdown() {
 		d.nc.Close()
 	}
 	if d.server != nil {
-		d.server.Shutdown()
-	}
-	if d.unlock != nil {
-		d.unlock()
+		d.server.shutdown()
 	}
 }
 

@@ -38,7 +38,7 @@ type Admin interface {
 // Backend describes a backend of durable actors, for the pages.
 type Backend struct {
 	// Scope is what holds the actors, and Name its name: such as
-	// "schema" and "jobs" on PostgreSQL, "prefix" and "ACTORS" on
+	// "schema" and "jobs" on PostgreSQL, "prefix" and "actorpool" on
 	// JetStream.
 	Scope, Name string
 	// States are the states its tasks can be in, in the order the tasks
