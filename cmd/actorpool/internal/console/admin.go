@@ -41,6 +41,9 @@ type Backend struct {
 	// "schema" and "jobs" on PostgreSQL, "prefix" and "actorpool" on
 	// JetStream.
 	Scope, Name string
+	// Package is the Go package whose New creates its actors, such as
+	// "pgactor".
+	Package string
 	// States are the states its tasks can be in, in the order the tasks
 	// page offers them as filters.
 	States []TaskState

@@ -47,7 +47,7 @@ func newMemAdmin() *memAdmin {
 }
 
 func (a *memAdmin) Backend() Backend {
-	return Backend{Scope: "schema", Name: "jobs", States: pgStates, Priorities: true, Owners: true}
+	return Backend{Scope: "schema", Name: "jobs", Package: "pgactor", States: pgStates, Priorities: true, Owners: true}
 }
 
 func (a *memAdmin) Actors(ctx context.Context) ([]ActorInfo, error) {

@@ -21,7 +21,7 @@ type pgAdmin struct{ a *pgactor.Admin }
 var pgStates = []TaskState{TaskQueued, TaskScheduled, TaskRetrying, TaskRunning, TaskCanceling, TaskDead}
 
 func (p pgAdmin) Backend() Backend {
-	return Backend{Scope: "schema", Name: p.a.Schema(), States: pgStates, Priorities: true, Owners: true}
+	return Backend{Scope: "schema", Name: p.a.Schema(), Package: "pgactor", States: pgStates, Priorities: true, Owners: true}
 }
 
 // pgErr marks pgactor's errors of an actor or task that is not there.

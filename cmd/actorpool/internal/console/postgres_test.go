@@ -60,7 +60,7 @@ func TestPostgres(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	if b := ad.Backend(); b.Scope != "schema" || b.Name != schema || !slices.Equal(b.States, pgStates) || !b.Priorities || !b.Owners {
+	if b := ad.Backend(); b.Scope != "schema" || b.Name != schema || b.Package != "pgactor" || !slices.Equal(b.States, pgStates) || !b.Priorities || !b.Owners {
 		t.Errorf("Backend() = %+v", b)
 	}
 	if err := ad.Pause(ctx, "queue"); err != nil {

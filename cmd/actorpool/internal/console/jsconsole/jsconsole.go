@@ -38,7 +38,7 @@ var states = []console.TaskState{console.TaskQueued, console.TaskScheduled, cons
 const batch = 100
 
 func (ad admin) Backend() console.Backend {
-	return console.Backend{Scope: "prefix", Name: ad.a.Prefix(), States: states}
+	return console.Backend{Scope: "prefix", Name: ad.a.Prefix(), Package: "jsactor", States: states}
 }
 
 // jsErr marks jsactor's errors of an actor or task that is not there.
@@ -66,6 +66,9 @@ func (ad admin) Actors(ctx context.Context) ([]console.ActorInfo, error) {
 
 // checkKey returns why k cannot name a task on JetStream, if it cannot.
 func checkKey(k console.TaskKey) error {
+	if k.ID == 0 {
+		return console.NotFound(fmt.Errorf("task %s: %w: an id is 1 or more", k, jsactor.ErrNoTask))
+	}
 	if k.Actor == "" {
 		return console.NotFound(fmt.Errorf("task %s: %w: tasks on JetStream are named with their actor, as mail:%d for a live one or mail:dead:%d for a dead letter", k, jsactor.ErrNoTask, k.ID, k.ID))
 	}

@@ -125,7 +125,7 @@ func show(tasks []console.TaskInfo) []string {
 func TestBackend(t *testing.T) {
 	r := newRig(t)
 	b := r.admin.Backend()
-	if b.Scope != "prefix" || b.Name != prefix || slices.Contains(b.States, console.TaskCanceling) || !slices.Contains(b.States, console.TaskDead) || b.Priorities || b.Owners {
+	if b.Scope != "prefix" || b.Name != prefix || b.Package != "jsactor" || slices.Contains(b.States, console.TaskCanceling) || !slices.Contains(b.States, console.TaskDead) || b.Priorities || b.Owners {
 		t.Errorf("Backend() = %+v: want prefix %q, every state but canceling, no priorities or owners", b, prefix)
 	}
 }
@@ -264,6 +264,7 @@ func TestTask(t *testing.T) {
 		{Actor: "nobody", ID: 1},
 		{Actor: "nobody", Dead: true, ID: 1},
 		{ID: last.Ref.ID},
+		{Actor: "mail"},
 	} {
 		if _, err := r.admin.Task(r.ctx, key); !console.IsNotFound(err) {
 			t.Errorf("Task(%s): %v; want an error marked NotFound", key, err)
