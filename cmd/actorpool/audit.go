@@ -62,14 +62,7 @@ func startAudit(ctx context.Context, f demoFlags, cfg config.Actor, pg *postgres
 		return d, c, nil
 	}
 	if f.jetstream.on {
-		dir := f.jsDir
-		if dir == "" && f.jetstream.url == "" {
-			var err error
-			if dir, err = defaultJetStreamDir(); err != nil {
-				return nil, nil, err
-			}
-		}
-		d, a, err := newJetStreamAudit(ctx, f.jetstream.url, dir, cfg, handle, logger)
+		d, a, err := newJetStreamAudit(ctx, f.jetstream.url, f.jsDir, cfg, handle, logger)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -6,6 +6,7 @@
 //	actorpool config check FILE...      check configuration files
 //	actorpool migrate --postgres URL    create or upgrade the durable actors' tables
 //	actorpool console --postgres URL    a web console on the durable actors
+//	actorpool console --jetstream       the same, for those on NATS JetStream
 //	actorpool bench                     how to run the benchmark comparison
 //	actorpool help [COMMAND]            explain a command
 //
@@ -17,8 +18,8 @@
 // that Ctrl-C loses no task and the next run finishes them — and shows the pool and
 // the actor live. Run "actorpool help demo" for its flags. "actorpool
 // migrate" creates or upgrades the durable actors' tables; "actorpool
-// console" serves a web page to watch and operate them (see package
-// internal/console).
+// console" serves a web page to watch and operate them, in PostgreSQL or
+// on JetStream (see package internal/console).
 //
 // Exit codes: 0 success; 1 failure (a server that cannot be reached,
 // a configuration with problems, failed requests); 2 a usage error;

@@ -16,13 +16,8 @@ import (
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/config"
 	"github.com/actorpool/actorpool/jsactor"
-	"github.com/actorpool/actorpool/jsactor/jsserver"
 	"github.com/actorpool/actorpool/pgactor"
 )
-
-// storeLockName is the file in the embedded server's store that a demo
-// locks while it runs the server.
-const storeLockName = "actorpool-demo.lock"
 
 // demoPrefix names the streams of the durable audit actor on JetStream: a
 // prefix of the demo's own, apart from jsactor's default, so that the
@@ -121,14 +116,13 @@ func jetstreamConfig(a config.Actor) (jsactor.Config[auditEvent], error) {
 type jsQueue struct {
 	a      *jsactor.Actor[auditEvent]
 	nc     *nats.Conn
-	server *jsserver.Server // nil for a NATS of the user's
-	unlock func()           // gives back the embedded server's store
+	server *embeddedJetStream // nil for a NATS of the user's
 }
 
 // newJetStreamAudit connects to the NATS server at url, or starts an
 // embedded one storing in dir when url is "", reads what earlier runs
-// left, and starts the actor with cfg's settings. It returns the
-// jsactor.Actor too, for the metrics.
+// left, and starts the actor with cfg's settings; dir "" is
+// defaultJetStreamDir. It returns the jsactor.Actor too, for the metrics.
 func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, handle actor.Handler[auditEvent], logger *slog.Logger) (_ *durableAudit, _ *jsactor.Actor[auditEvent], err error) {
 	jcfg, err := jetstreamConfig(cfg)
 	if err != nil {
@@ -145,17 +139,10 @@ func newJetStreamAudit(ctx context.Context, url, dir string, cfg config.Actor, h
 	}()
 	var where string // the server, for the header and the errors
 	if url == "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, nil, fmt.Errorf("cannot make the embedded JetStream server's store: %w", err)
-		}
-		if q.unlock, err = lockStore(dir); err != nil {
+		if q.server, err = startEmbeddedJetStream(dir, "demo"); err != nil {
 			return nil, nil, err
 		}
-		q.server, err = jsserver.Start(jsserver.Options{Dir: dir})
-		if err != nil {
-			return nil, nil, fmt.Errorf("cannot start the embedded JetStream server in %s: %w; is another demo using it? Name another with --jetstream-dir", dir, err)
-		}
-		url, where = q.server.ClientURL(), fmt.Sprintf("an embedded NATS server, stored in %s", dir)
+		url, where = q.server.url(), q.server.describe()
 	} else {
 		where = "NATS at " + redactURLs(url)
 	}
@@ -224,10 +211,7 @@ func (q *jsQueue) release() {
 		q.nc.Close()
 	}
 	if q.server != nil {
-		q.server.Shutdown()
-	}
-	if q.unlock != nil {
-		q.unlock()
+		q.server.shutdown()
 	}
 }
 

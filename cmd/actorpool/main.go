@@ -35,6 +35,7 @@ Usage:
   actorpool config check FILE...    check configuration files, report every problem
   actorpool migrate --postgres URL  create or upgrade the durable actors' tables
   actorpool console --postgres URL  a web console on the durable actors
+  actorpool console --jetstream     the same, for those on NATS JetStream
   actorpool bench                   how to run the benchmark comparison
   actorpool help [COMMAND]          explain a command
 

@@ -3,6 +3,7 @@
 package main
 
 // lockStore does not lock where the kernel's advisory locks are not
-// available to this command: two demos on one --jetstream-dir there
-// would share the store, which the NATS server does not lock either.
-func lockStore(string) (unlock func(), err error) { return func() {}, nil }
+// available to this command: two demos or consoles on one --jetstream-dir
+// there would share the store, which the NATS server does not lock
+// either.
+func lockStore(string) (*storeLock, error) { return &storeLock{}, nil }

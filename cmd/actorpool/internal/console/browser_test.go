@@ -152,14 +152,14 @@ func TestBrowser(t *testing.T) {
 	}
 	waitStats(t, ctx, a, "one completed, two dead letters", func(s pgactor.Stats) bool { return s.Completed == 1 && s.DeadLetters == 2 })
 
-	c, err := New(admin, Options{Interval: 500 * time.Millisecond, Samples: 40, PageSize: 10})
+	c, err := New(Postgres(admin), Options{Interval: 500 * time.Millisecond, Samples: 40, PageSize: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(c.Handler())
 	defer srv.Close()
 	const token = "browser-test-token-0123"
-	guarded, err := New(admin, Options{Interval: time.Hour, Token: token})
+	guarded, err := New(Postgres(admin), Options{Interval: time.Hour, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}

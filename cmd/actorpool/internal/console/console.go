@@ -1,4 +1,6 @@
-// Package console serves the web console of actorpool's durable actors:
+// Package console serves the web console of actorpool's durable actors,
+// on PostgreSQL (package pgactor, through Postgres) or on NATS JetStream
+// (package jsactor, through package jsconsole):
 // the actors with live stats and a depth-over-time chart, their tasks by
 // state, one task in full, the dead letters with replay and delete, and
 // pause and resume. It is what `actorpool console` serves.
@@ -12,7 +14,6 @@
 package console
 
 import (
-	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -23,21 +24,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/actorpool/actorpool/pgactor"
 )
-
-// Admin is what the console uses of pgactor.Admin, which implements it.
-type Admin interface {
-	Schema() string
-	Actors(ctx context.Context) ([]pgactor.ActorInfo, error)
-	Task(ctx context.Context, id uint64) (pgactor.TaskInfo, error)
-	Tasks(ctx context.Context, f pgactor.TaskFilter) (pgactor.TaskPage, error)
-	Replay(ctx context.Context, ids ...uint64) ([]uint64, error)
-	Delete(ctx context.Context, ids ...uint64) ([]uint64, error)
-	Pause(ctx context.Context, actor string) error
-	Resume(ctx context.Context, actor string) error
-}
 
 // Options configures a Console. The zero value is ready to use.
 type Options struct {
@@ -76,7 +63,7 @@ const (
 //go:embed templates static
 var files embed.FS
 
-// A Console is the web console over one schema's actors. Serve it with
+// A Console is the web console over the actors of one Admin. Serve it with
 // Handler, and keep its depth chart fed with Run.
 type Console struct {
 	admin Admin
@@ -132,15 +119,15 @@ func (c *Console) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.actorsPage)
 	mux.HandleFunc("GET /tasks", c.tasksPage)
-	mux.HandleFunc("GET /tasks/{id}", c.taskPage)
+	mux.HandleFunc("GET /tasks/{key}", c.taskPage)
 	mux.HandleFunc("GET /login", c.loginPage)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 
 	mux.HandleFunc("POST /login", c.login)
 	mux.Handle("POST /actors/{actor}/pause", c.write(c.pause))
 	mux.Handle("POST /actors/{actor}/resume", c.write(c.resume))
-	mux.Handle("POST /tasks/{id}/replay", c.write(c.replay))
-	mux.Handle("POST /tasks/{id}/delete", c.write(c.delete))
+	mux.Handle("POST /tasks/{key}/replay", c.write(c.replay))
+	mux.Handle("POST /tasks/{key}/delete", c.write(c.delete))
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

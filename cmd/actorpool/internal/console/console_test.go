@@ -12,71 +12,71 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/actorpool/actorpool/pgactor"
 )
 
 // memAdmin is an Admin over tasks in memory, which records every change
 // it makes, so that a test can tell that a refused request changed
-// nothing.
+// nothing. Its keys are IDs alone, as on PostgreSQL.
 type memAdmin struct {
 	mu      sync.Mutex
-	actors  []pgactor.ActorInfo
-	tasks   []pgactor.TaskInfo // in id order
+	actors  []ActorInfo
+	tasks   []TaskInfo // in id order
 	changes []string
 	reads   int
 }
 
 func newMemAdmin() *memAdmin {
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	a := &memAdmin{actors: []pgactor.ActorInfo{
-		{Name: "mail", Stats: pgactor.Stats{Accepted: 10, Completed: 7, DeadLettered: 1, Queued: 2}},
+	a := &memAdmin{actors: []ActorInfo{
+		{Name: "mail", Stats: Stats{Accepted: 10, Completed: 7, DeadLettered: 1, Queued: 2}},
 		{Name: "audit", Paused: true, PausedAt: at},
 	}}
 	for i := range uint64(5) {
-		st := pgactor.TaskQueued
+		st := TaskQueued
 		if i == 2 {
-			st = pgactor.TaskDead
+			st = TaskDead
 		}
 		if i == 3 {
-			st = pgactor.TaskRunning
+			st = TaskRunning
 		}
-		a.tasks = append(a.tasks, pgactor.TaskInfo{ID: i + 1, Actor: "mail", State: st, Key: fmt.Sprint("k", i),
+		a.tasks = append(a.tasks, TaskInfo{Ref: TaskKey{ID: i + 1}, ID: i + 1, Actor: "mail", State: st, Key: fmt.Sprint("k", i),
 			Payload: []byte(`{"to":"ann@example.com","n":` + fmt.Sprint(i) + `}`), Enqueued: at.Add(time.Duration(i) * time.Minute)})
 	}
 	a.tasks[2].Reason, a.tasks[2].LastError = "max attempts", "smtp: 550 no such user"
 	return a
 }
 
-func (a *memAdmin) Schema() string { return "jobs" }
+func (a *memAdmin) Backend() Backend {
+	return Backend{Scope: "schema", Name: "jobs", Package: "pgactor", States: pgStates, Priorities: true, Owners: true}
+}
 
-func (a *memAdmin) Actors(ctx context.Context) ([]pgactor.ActorInfo, error) {
+func (a *memAdmin) Actors(ctx context.Context) ([]ActorInfo, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.reads++
 	return slices.Clone(a.actors), nil
 }
 
-func (a *memAdmin) Task(ctx context.Context, id uint64) (pgactor.TaskInfo, error) {
+func (a *memAdmin) Task(ctx context.Context, key TaskKey) (TaskInfo, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.reads++
 	for _, t := range a.tasks {
-		if t.ID == id {
+		if t.Ref == key {
 			return t, nil
 		}
 	}
-	return pgactor.TaskInfo{}, fmt.Errorf("pgactor: task %d: %w", id, pgactor.ErrNoTask)
+	return TaskInfo{}, NotFound(fmt.Errorf("task %s: no such task", key))
 }
 
-func (a *memAdmin) Tasks(ctx context.Context, f pgactor.TaskFilter) (pgactor.TaskPage, error) {
+func (a *memAdmin) Tasks(ctx context.Context, f TaskFilter) (TaskPage, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.reads++
-	var p pgactor.TaskPage
+	var p TaskPage
 	for _, t := range a.tasks {
 		switch {
-		case t.ID <= f.After,
+		case t.ID <= f.After.ID,
 			f.Actor != "" && t.Actor != f.Actor,
 			len(f.States) > 0 && !slices.Contains(f.States, t.State),
 			f.Key != "" && t.Key != f.Key,
@@ -85,7 +85,7 @@ func (a *memAdmin) Tasks(ctx context.Context, f pgactor.TaskFilter) (pgactor.Tas
 			continue
 		}
 		if len(p.Tasks) == f.Limit {
-			p.Next = p.Tasks[len(p.Tasks)-1].ID
+			p.Next = p.Tasks[len(p.Tasks)-1].Ref
 			break
 		}
 		p.Tasks = append(p.Tasks, t)
@@ -93,27 +93,26 @@ func (a *memAdmin) Tasks(ctx context.Context, f pgactor.TaskFilter) (pgactor.Tas
 	return p, nil
 }
 
-// move sets the state of the tasks ids that are in a state of from.
-func (a *memAdmin) move(what string, ids []uint64, from []pgactor.TaskState, to pgactor.TaskState) []uint64 {
+// move sets the state of the task key names, if it is in a state of from.
+func (a *memAdmin) move(what string, key TaskKey, from []TaskState, to TaskState) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var moved []uint64
 	for i, t := range a.tasks {
-		if slices.Contains(ids, t.ID) && slices.Contains(from, t.State) {
+		if t.Ref == key && slices.Contains(from, t.State) {
 			a.tasks[i].State = to
-			moved = append(moved, t.ID)
-			a.changes = append(a.changes, fmt.Sprintf("%s %d", what, t.ID))
+			a.changes = append(a.changes, fmt.Sprintf("%s %s", what, key))
+			return true
 		}
 	}
-	return moved
+	return false
 }
 
-func (a *memAdmin) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) {
-	return a.move("replay", ids, []pgactor.TaskState{pgactor.TaskDead}, pgactor.TaskQueued), nil
+func (a *memAdmin) Replay(ctx context.Context, key TaskKey) (TaskKey, bool, error) {
+	return key, a.move("replay", key, []TaskState{TaskDead}, TaskQueued), nil
 }
 
-func (a *memAdmin) Delete(ctx context.Context, ids ...uint64) ([]uint64, error) {
-	return a.move("delete", ids, []pgactor.TaskState{pgactor.TaskDead, pgactor.TaskQueued, pgactor.TaskScheduled, pgactor.TaskRetrying}, "deleted"), nil
+func (a *memAdmin) Delete(ctx context.Context, key TaskKey) (bool, error) {
+	return a.move("delete", key, []TaskState{TaskDead, TaskQueued, TaskScheduled, TaskRetrying}, "deleted"), nil
 }
 
 func (a *memAdmin) pauseResume(what, actor string, paused bool) error {
@@ -126,7 +125,7 @@ func (a *memAdmin) pauseResume(what, actor string, paused bool) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("pgactor: %q: %w", actor, pgactor.ErrUnknownActor)
+	return NotFound(fmt.Errorf("actor %q: unknown actor", actor))
 }
 
 func (a *memAdmin) Pause(ctx context.Context, actor string) error {
@@ -408,23 +407,26 @@ func TestBadInput(t *testing.T) {
 		status       int
 		want         string
 	}{
-		{"GET", "/tasks/abc", 400, `task id &#34;abc&#34; is not a task id: use a whole number 1 or more`},
-		{"GET", "/tasks/0", 400, "use a whole number 1 or more"},
-		{"GET", "/tasks/-1", 400, "is not a task id"},
-		{"GET", "/tasks/18446744073709551616", 400, "is not a task id"},
-		{"GET", "/tasks?state=done", 400, `state &#34;done&#34; is not a task state: use queued, scheduled, retrying, running, canceling, dead`},
+		{"GET", "/tasks/abc", 400, `task &#34;abc&#34; is not a task key: its id &#34;abc&#34; must be a whole number 1 or more, as in 42, mail:42 or mail:dead:42`},
+		{"GET", "/tasks/0", 400, "must be a whole number 1 or more"},
+		{"GET", "/tasks/-1", 400, "is not a task key"},
+		{"GET", "/tasks/18446744073709551616", 400, "is not a task key"},
+		{"GET", "/tasks/:3", 400, "is not a task key: write an id (42), or an actor and an id"},
+		{"GET", "/tasks/a:b:3", 400, "is not a task key"},
+		{"GET", "/tasks/mail:3", 404, "task mail:3"},
+		{"GET", "/tasks?state=done", 400, `state &#34;done&#34; is not a task state here: use queued, scheduled, retrying, running, canceling, dead`},
 		{"GET", "/tasks?since=yesterday", 400, `since &#34;yesterday&#34; is not a time: write it as 2006-01-02T15:04:05Z`},
 		{"GET", "/tasks?until=2026-13-01", 400, `until &#34;2026-13-01&#34; is not a time`},
 		{"GET", "/tasks?since=2026-11-27&until=2026-11-26", 400, "is not before until"},
-		{"GET", "/tasks?after=x", 400, `after &#34;x&#34; is not a task id`},
+		{"GET", "/tasks?after=x", 400, `after: task &#34;x&#34; is not a task key`},
 		{"GET", "/tasks?limit=0", 400, "limit &#34;0&#34; is out of range: use a whole number from 1 to 1000"},
 		{"GET", "/tasks?limit=1001", 400, "out of range"},
 		{"GET", "/tasks?stat=dead", 400, `unknown parameter &#34;stat&#34;: the tasks page takes actor, state, key, since, until, after, limit`},
 		{"GET", "/?live=2", 400, "use live=1"},
 		{"GET", "/tasks?actor=nobody", 404, `actor &#34;nobody&#34;`},
 		{"GET", "/tasks/99", 404, "task 99"},
-		{"POST", "/tasks/abc/replay", 400, "is not a task id"},
-		{"POST", "/tasks/0/delete", 400, "is not a task id"},
+		{"POST", "/tasks/abc/replay", 400, "is not a task key"},
+		{"POST", "/tasks/0/delete", 400, "is not a task key"},
 		{"POST", "/tasks/99/replay", 409, "task 99 is not a dead letter"},
 		{"POST", "/tasks/1/replay", 409, "task 1 is not a dead letter"},
 		{"POST", "/tasks/4/delete", 409, "task 4 was not deleted: only waiting tasks and dead letters are deleted"},

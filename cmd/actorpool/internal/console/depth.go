@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/actorpool/actorpool/pgactor"
 )
 
 // A sample is an actor's depth at a time: its tasks not yet ended
@@ -16,7 +14,7 @@ type sample struct {
 	depth int
 }
 
-func depth(s pgactor.Stats) int { return s.Queued + s.Scheduled + s.Retrying + s.Running }
+func depth(s Stats) int { return s.Queued + s.Scheduled + s.Retrying + s.Running }
 
 // Run samples the actors' depth every Options.Interval, for the chart,
 // until ctx ends. A failed sample is logged and the next one tried.
@@ -47,7 +45,7 @@ func (c *Console) Sample(ctx context.Context) error {
 
 // record keeps the depth of actors at time now; an actor gone from the
 // schema loses its samples.
-func (c *Console) record(now time.Time, actors []pgactor.ActorInfo) {
+func (c *Console) record(now time.Time, actors []ActorInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	seen := make(map[string]bool, len(actors))

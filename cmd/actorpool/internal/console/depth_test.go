@@ -7,8 +7,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/actorpool/actorpool/pgactor"
 )
 
 // TestRun proves that Run samples every actor's depth at once and then
@@ -72,7 +70,7 @@ func TestChart(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	for i, d := range []int{0, 4, 2} {
-		c.record(now.Add(time.Duration(i-2)*5*time.Second), []pgactor.ActorInfo{{Name: "mail", Stats: pgactor.Stats{Queued: d}}})
+		c.record(now.Add(time.Duration(i-2)*5*time.Second), []ActorInfo{{Name: "mail", Stats: Stats{Queued: d}}})
 	}
 	ch := c.chart("mail", now)
 	if want := "0.0,60.0 150.0,0.0 300.0,30.0"; ch.Points != want || ch.Max != 4 || ch.Last != 2 || ch.Span != "10s" || ch.Count != 3 {

@@ -3,7 +3,6 @@ package console
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/actorpool/actorpool/pgactor"
 )
 
 // pageFiles are the pages and their templates in templates/, each parsed
@@ -28,7 +25,7 @@ func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"time":     fmtTime,
 		"duration": fmtDuration,
-		"has":      slices.Contains[[]pgactor.TaskState],
+		"has":      slices.Contains[[]TaskState],
 	}
 	pages := make(map[string]*template.Template, len(pageFiles))
 	for name, file := range pageFiles {
@@ -44,7 +41,7 @@ func parsePages() (map[string]*template.Template, error) {
 // pageData is what every page's template gets.
 type pageData struct {
 	Title     string
-	Schema    string
+	Backend   Backend
 	NeedToken bool // whether write actions need the token
 	Data      any
 }
@@ -52,7 +49,7 @@ type pageData struct {
 // render writes page with data; a page whose name ends in "Live" is
 // written without the layout, for the page's script to put in place.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page string, data pageData) {
-	data.Schema = c.admin.Schema()
+	data.Backend = c.admin.Backend()
 	data.NeedToken = c.opts.Token != ""
 	name := "layout.html"
 	if strings.HasSuffix(page, "Live") {
@@ -81,18 +78,17 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, msg s
 // failAdmin answers an error of the Admin: 404 for an actor or task that
 // is not there, 500 for the rest.
 func (c *Console) failAdmin(w http.ResponseWriter, r *http.Request, what string, err error) {
-	switch {
-	case errors.Is(err, pgactor.ErrUnknownActor), errors.Is(err, pgactor.ErrNoTask):
+	if IsNotFound(err) {
 		c.fail(w, r, http.StatusNotFound, fmt.Sprintf("%s: %v", what, err))
-	default:
-		c.opts.Logger.Error("console: "+what, "err", err)
-		c.fail(w, r, http.StatusInternalServerError, fmt.Sprintf("%s: %v", what, err))
+		return
 	}
+	c.opts.Logger.Error("console: "+what, "err", err)
+	c.fail(w, r, http.StatusInternalServerError, fmt.Sprintf("%s: %v", what, err))
 }
 
 // actorRow is one actor on the actors page.
 type actorRow struct {
-	pgactor.ActorInfo
+	ActorInfo
 	Depth int
 	Chart chart
 }
@@ -126,32 +122,26 @@ func (c *Console) actorsPage(w http.ResponseWriter, r *http.Request) {
 	}{rows, c.opts.Interval, c.opts.Interval * time.Duration(c.opts.Samples)}})
 }
 
-// states are the task states a filter may name, in the order the page
-// offers them.
-var states = []pgactor.TaskState{
-	pgactor.TaskQueued, pgactor.TaskScheduled, pgactor.TaskRetrying,
-	pgactor.TaskRunning, pgactor.TaskCanceling, pgactor.TaskDead,
-}
-
 // filterParams are the query parameters of the tasks page.
 var filterParams = []string{"actor", "state", "key", "since", "until", "after", "limit"}
 
 // parseFilter reads a task filter from the query q, with a clear error
 // naming the parameter that is wrong and what it may be.
-func (c *Console) parseFilter(q url.Values) (pgactor.TaskFilter, error) {
+func (c *Console) parseFilter(q url.Values) (TaskFilter, error) {
 	for p := range q {
 		if !slices.Contains(filterParams, p) {
-			return pgactor.TaskFilter{}, fmt.Errorf("unknown parameter %q: the tasks page takes %s", p, strings.Join(filterParams, ", "))
+			return TaskFilter{}, fmt.Errorf("unknown parameter %q: the tasks page takes %s", p, strings.Join(filterParams, ", "))
 		}
 	}
-	f := pgactor.TaskFilter{Actor: q.Get("actor"), Key: q.Get("key"), Limit: c.opts.PageSize}
+	f := TaskFilter{Actor: q.Get("actor"), Key: q.Get("key"), Limit: c.opts.PageSize}
+	states := c.admin.Backend().States
 	for _, s := range q["state"] {
 		if s == "" {
 			continue
 		}
-		st := pgactor.TaskState(s)
+		st := TaskState(s)
 		if !slices.Contains(states, st) {
-			return f, fmt.Errorf("state %q is not a task state: use %s", s, stateList())
+			return f, fmt.Errorf("state %q is not a task state here: use %s", s, stateList(states))
 		}
 		if !slices.Contains(f.States, st) {
 			f.States = append(f.States, st)
@@ -168,8 +158,8 @@ func (c *Console) parseFilter(q url.Values) (pgactor.TaskFilter, error) {
 		return f, fmt.Errorf("since %s is not before until %s: no task could match", q.Get("since"), q.Get("until"))
 	}
 	if v := q.Get("after"); v != "" {
-		if f.After, err = strconv.ParseUint(v, 10, 64); err != nil {
-			return f, fmt.Errorf("after %q is not a task id: use the page's Next link, a whole number 0 or more", v)
+		if f.After, err = ParseTaskKey(v); err != nil {
+			return f, fmt.Errorf("after: %w; use the page's Next link", err)
 		}
 	}
 	if v := q.Get("limit"); v != "" {
@@ -182,7 +172,7 @@ func (c *Console) parseFilter(q url.Values) (pgactor.TaskFilter, error) {
 	return f, nil
 }
 
-func stateList() string {
+func stateList(states []TaskState) string {
 	s := make([]string, len(states))
 	for i, st := range states {
 		s[i] = string(st)
@@ -219,8 +209,9 @@ func (c *Console) tasksPage(w http.ResponseWriter, r *http.Request) {
 		c.failAdmin(w, r, "list the actors", err)
 		return
 	}
-	if f.Actor != "" && !slices.ContainsFunc(actors, func(a pgactor.ActorInfo) bool { return a.Name == f.Actor }) {
-		c.fail(w, r, http.StatusNotFound, fmt.Sprintf("actor %q: %v in schema %q", f.Actor, pgactor.ErrUnknownActor, c.admin.Schema()))
+	if f.Actor != "" && !slices.ContainsFunc(actors, func(a ActorInfo) bool { return a.Name == f.Actor }) {
+		b := c.admin.Backend()
+		c.fail(w, r, http.StatusNotFound, fmt.Sprintf("actor %q: unknown actor in %s %q", f.Actor, b.Scope, b.Name))
 		return
 	}
 	page, err := c.admin.Tasks(r.Context(), f)
@@ -229,16 +220,16 @@ func (c *Console) tasksPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var next string
-	if page.Next != 0 {
+	if !page.Next.IsZero() {
 		nq := url.Values{}
 		for k, v := range q {
 			nq[k] = v
 		}
-		nq.Set("after", strconv.FormatUint(page.Next, 10))
+		nq.Set("after", page.Next.String())
 		next = "/tasks?" + nq.Encode()
 	}
 	title := "Tasks"
-	if slices.Equal(f.States, []pgactor.TaskState{pgactor.TaskDead}) {
+	if slices.Equal(f.States, []TaskState{TaskDead}) {
 		title = "Dead letters"
 	}
 	names := make([]string, len(actors))
@@ -246,19 +237,19 @@ func (c *Console) tasksPage(w http.ResponseWriter, r *http.Request) {
 		names[i] = a.Name
 	}
 	c.render(w, r, http.StatusOK, "tasks", pageData{Title: title, Data: struct {
-		Filter      pgactor.TaskFilter
+		Filter      TaskFilter
 		Since       string
 		Until       string
-		States      []pgactor.TaskState
+		States      []TaskState
 		Actors      []string
-		Tasks       []pgactor.TaskInfo
+		Tasks       []TaskInfo
 		Next        string
 		Here        string
 		FirstPage   bool
 		FirstPageQS string
 	}{
-		Filter: f, Since: inputTime(f.Since), Until: inputTime(f.Until), States: states, Actors: names,
-		Tasks: page.Tasks, Next: next, Here: r.URL.RequestURI(), FirstPage: f.After == 0,
+		Filter: f, Since: inputTime(f.Since), Until: inputTime(f.Until), States: c.admin.Backend().States, Actors: names,
+		Tasks: page.Tasks, Next: next, Here: r.URL.RequestURI(), FirstPage: f.After.IsZero(),
 		FirstPageQS: withoutAfter(q),
 	}})
 }
@@ -273,31 +264,26 @@ func withoutAfter(q url.Values) string {
 	return c.Encode()
 }
 
-// parseID reads the task id in r's path.
-func parseID(r *http.Request) (uint64, error) {
-	v := r.PathValue("id")
-	id, err := strconv.ParseUint(v, 10, 64)
-	if err != nil || id == 0 {
-		return 0, fmt.Errorf("task id %q is not a task id: use a whole number 1 or more", v)
-	}
-	return id, nil
+// parseKey reads the task key in r's path.
+func parseKey(r *http.Request) (TaskKey, error) {
+	return ParseTaskKey(r.PathValue("key"))
 }
 
 // taskPage shows one task in full.
 func (c *Console) taskPage(w http.ResponseWriter, r *http.Request) {
-	id, err := parseID(r)
+	key, err := parseKey(r)
 	if err != nil {
 		c.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	t, err := c.admin.Task(r.Context(), id)
+	t, err := c.admin.Task(r.Context(), key)
 	if err != nil {
-		c.failAdmin(w, r, fmt.Sprintf("task %d", id), err)
+		c.failAdmin(w, r, fmt.Sprintf("task %s", key), err)
 		return
 	}
 	payload, kind := showPayload(t.Payload)
-	c.render(w, r, http.StatusOK, "task", pageData{Title: fmt.Sprintf("Task %d", id), Data: struct {
-		Task        pgactor.TaskInfo
+	c.render(w, r, http.StatusOK, "task", pageData{Title: fmt.Sprintf("Task %s", key), Data: struct {
+		Task        TaskInfo
 		Payload     string
 		PayloadKind string
 		Here        string
@@ -372,34 +358,34 @@ func (c *Console) resume(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) replay(w http.ResponseWriter, r *http.Request) {
-	id, err := parseID(r)
+	key, err := parseKey(r)
 	if err != nil {
 		c.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	moved, err := c.admin.Replay(r.Context(), id)
+	replayed, ok, err := c.admin.Replay(r.Context(), key)
 	switch {
 	case err != nil:
-		c.failAdmin(w, r, fmt.Sprintf("replay task %d", id), err)
-	case len(moved) == 0:
-		c.fail(w, r, http.StatusConflict, fmt.Sprintf("task %d is not a dead letter (replayed or deleted already, or never one): nothing was replayed", id))
+		c.failAdmin(w, r, fmt.Sprintf("replay task %s", key), err)
+	case !ok:
+		c.fail(w, r, http.StatusConflict, fmt.Sprintf("task %s is not a dead letter (replayed or deleted already, or never one): nothing was replayed", key))
 	default:
-		http.Redirect(w, r, back(r, fmt.Sprintf("/tasks/%d", moved[0])), http.StatusSeeOther)
+		http.Redirect(w, r, back(r, "/tasks/"+url.PathEscape(replayed.String())), http.StatusSeeOther)
 	}
 }
 
 func (c *Console) delete(w http.ResponseWriter, r *http.Request) {
-	id, err := parseID(r)
+	key, err := parseKey(r)
 	if err != nil {
 		c.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	deleted, err := c.admin.Delete(r.Context(), id)
+	ok, err := c.admin.Delete(r.Context(), key)
 	switch {
 	case err != nil:
-		c.failAdmin(w, r, fmt.Sprintf("delete task %d", id), err)
-	case len(deleted) == 0:
-		c.fail(w, r, http.StatusConflict, fmt.Sprintf("task %d was not deleted: only waiting tasks and dead letters are deleted (cancel a running one), and it may be gone already", id))
+		c.failAdmin(w, r, fmt.Sprintf("delete task %s", key), err)
+	case !ok:
+		c.fail(w, r, http.StatusConflict, fmt.Sprintf("task %s was not deleted: only waiting tasks and dead letters are deleted, not running ones, and it may be gone already", key))
 	default:
 		http.Redirect(w, r, back(r, "/tasks?state=dead"), http.StatusSeeOther)
 	}
