@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +41,8 @@ in the user's cache directory by default), and the demo's prefix,
 actorpool_demo: while a demo runs that server, the console connects to
 it; otherwise it starts the server on the store itself, and a demo
 started meanwhile is told the console's URL. --jetstream=URL connects to
-the NATS server at URL, and the prefix is jsactor's default, actorpool;
-the URL must follow '='. On JetStream, a live task is named by its
+the NATS server at URL (--jetstream URL too), and the prefix is jsactor's
+default, actorpool. On JetStream, a live task is named by its
 actor and its sequence in the actor's stream (mail:42), which changes
 when the task is retried or comes due, and a dead letter by its actor
 and its own ID (mail:dead:7); JetStream has no canceling state.
@@ -112,7 +111,7 @@ func parseConsole(args []string, getenv func(string) string, stdout, stderr io.W
 	fs := flag.NewFlagSet("console", flag.ContinueOnError)
 	dsn := fs.String("postgres", "", "the PostgreSQL database, as a `URL` (postgres://user@host:5432/db)")
 	fs.StringVar(&f.schema, "schema", pgactor.DefaultSchema, "with --postgres, the `name` of the schema holding the actors' tables, as pgactor.Config.Schema")
-	fs.Var(&f.jetstream, "jetstream", "the actors on NATS JetStream: alone, on the demo's embedded server;\nwith a URL after '=' (--jetstream=nats://host:4222), on that server")
+	fs.Var(&f.jetstream, "jetstream", "the actors on NATS JetStream: alone, on the demo's embedded server;\nwith a URL (--jetstream=nats://host:4222, or after a space), on that server")
 	fs.StringVar(&f.jsDir, "jetstream-dir", "", "with --jetstream alone, the `directory` of the embedded server's store\n(default: actorpool/jetstream in the user's cache directory, as the demo's)")
 	fs.StringVar(&f.prefix, "prefix", "", "with --jetstream, the `prefix` of the actors' streams, as jsactor.Config.Prefix\n(default: "+demoPrefix+" on the embedded server, "+jsactor.DefaultPrefix+" on a URL's)")
 	fs.StringVar(&f.listen, "listen", consoleDefaultListen, "serve the console at `host:port`; another than a loopback address needs a token")
@@ -122,7 +121,7 @@ func parseConsole(args []string, getenv func(string) string, stdout, stderr io.W
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), consoleExamples)
 	}
-	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+	if code := parseJetStreamFlags(fs, &f.jetstream, args, stdout, stderr); code >= 0 {
 		return f, code
 	}
 	usageErr := func(format string, args ...any) (consoleFlags, int) {
@@ -137,8 +136,6 @@ func parseConsole(args []string, getenv func(string) string, stdout, stderr io.W
 	switch {
 	case f.jetstream.check() != nil:
 		return usageErr("%v", f.jetstream.check())
-	case fs.NArg() > 0 && f.jetstream.on && f.jetstream.url == "" && strings.Contains(fs.Arg(0), "://"):
-		return usageErr("unexpected argument %q: give --jetstream its URL after '=', as --jetstream=%s", fs.Arg(0), fs.Arg(0))
 	case fs.NArg() > 0:
 		return usageErr("unexpected argument %q: the command takes flags only", fs.Arg(0))
 	case f.jetstream.on && *dsn != "":

@@ -54,7 +54,7 @@ func TestParseConsole(t *testing.T) {
 		{args: []string{"--jetstream=nats://127.0.0.1:4222"}, code: -1, listen: "127.0.0.1:8080", prefix: "actorpool", url: "nats://127.0.0.1:4222"},
 		{args: []string{"--jetstream=nats://h:4222", "--listen", ":8080"}, env: token, code: -1, listen: ":8080", token: token, prefix: "actorpool", url: "nats://h:4222"},
 		{args: []string{"--jetstream", "--listen", ":8080"}, code: 2, stderr: "is not a loopback address, so write actions need a token"},
-		{args: []string{"--jetstream", "nats://h:4222"}, code: 2, stderr: `unexpected argument "nats://h:4222": give --jetstream its URL after '=', as --jetstream=nats://h:4222`},
+		{args: []string{"--jetstream", "nats://h:4222", "--prefix", "orders"}, code: -1, listen: "127.0.0.1:8080", prefix: "orders", url: "nats://h:4222"},
 		{args: []string{"--jetstream=h:4222"}, code: 2, stderr: "--jetstream=h:4222: not a URL"},
 		{args: []string{"--jetstream="}, code: 2, stderr: "--jetstream=: no URL after '='"},
 		{args: []string{"--jetstream", "--postgres", dsn}, code: 2, stderr: "--jetstream and --postgres: the console serves the actors of one of them; choose one"},

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -50,8 +49,7 @@ With --jetstream the audit actor is durable on NATS JetStream (package
 jsactor), in streams actorpool_demo_audit*, with the same promise: on an
 embedded NATS server whose store is kept between runs (--jetstream-dir,
 actorpool/jetstream in the user's cache directory by default), or, with
---jetstream=URL, on the NATS server at URL; the URL must follow '=', as
---jetstream alone means the embedded server. The requests still go to the
+--jetstream=URL or --jetstream URL, on the NATS server at URL. The requests still go to the
 embedded Redis server, or to --redis. The streams stay; remove them with
 'nats stream rm', or remove the embedded server's directory.
 
@@ -132,7 +130,7 @@ func parseDemo(args []string, stdout, stderr io.Writer) (demoFlags, int) {
 	fs.StringVar(&f.redis, "redis", "", "load the Redis server at `host:port` instead of the embedded one")
 	fs.StringVar(&f.postgres, "postgres", "", "load the PostgreSQL server at `DSN` (postgres://user@host:5432/db), with a durable audit actor")
 	fs.StringVar(&f.schema, "schema", defaultDemoSchema, "with --postgres, the `schema` of the durable audit actor's tables")
-	fs.Var(&f.jetstream, "jetstream", "run the audit actor durable on NATS JetStream: alone, on an embedded server;\nwith a URL after '=' (--jetstream=nats://host:4222), on that server")
+	fs.Var(&f.jetstream, "jetstream", "run the audit actor durable on NATS JetStream: alone, on an embedded server;\nwith a URL (--jetstream=nats://host:4222, or after a space), on that server")
 	fs.StringVar(&f.jsDir, "jetstream-dir", "", "with --jetstream alone, the `directory` of the embedded server's store, kept between runs\n(default: actorpool/jetstream in the user's cache directory)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`ADDR`/metrics while running, such as 127.0.0.1:9090")
 	fs.StringVar(&f.configPath, "config", "", "take the pools' and the actor's settings from `FILE` (YAML)")
@@ -143,7 +141,7 @@ func parseDemo(args []string, stdout, stderr io.Writer) (demoFlags, int) {
 		fs.PrintDefaults()
 		fmt.Fprint(fs.Output(), demoExamples)
 	}
-	if code := parseFlags(fs, args, stdout, stderr); code >= 0 {
+	if code := parseJetStreamFlags(fs, &f.jetstream, args, stdout, stderr); code >= 0 {
 		return f, code
 	}
 	f.set = map[string]bool{}
@@ -166,8 +164,6 @@ func (f *demoFlags) check(fs *flag.FlagSet) error {
 	switch {
 	case f.jetstream.check() != nil:
 		return f.jetstream.check()
-	case fs.NArg() > 0 && f.jetstream.on && f.jetstream.url == "" && strings.Contains(fs.Arg(0), "://"):
-		return fmt.Errorf("unexpected argument %q: give --jetstream its URL after '=', as --jetstream=%s", fs.Arg(0), fs.Arg(0))
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected argument %q: the demo takes flags only", fs.Arg(0))
 	case f.clients < 1:

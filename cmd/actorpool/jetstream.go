@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	neturl "net/url"
 	"os"
@@ -25,10 +27,11 @@ import (
 const demoPrefix = "actorpool_demo"
 
 // A jetstreamFlag is --jetstream: a flag that, like a bool one, may be
-// given alone, which means an embedded server, or as --jetstream=URL.
-// Go's flag package takes the value of a flag whose IsBoolFlag is true
-// only after '=', so that "--jetstream URL" leaves URL as an argument,
-// which check points out.
+// given alone, which means an embedded server, or with a URL, as
+// --jetstream=URL or --jetstream URL. Go's flag package takes the value
+// of a flag whose IsBoolFlag is true only after '=', so that
+// "--jetstream URL" leaves URL as an argument: parseJetStreamFlags takes
+// it.
 type jetstreamFlag struct {
 	on    bool
 	url   string // "" for the embedded server
@@ -72,6 +75,19 @@ func (j *jetstreamFlag) check() error {
 
 // IsBoolFlag lets --jetstream stand alone.
 func (j *jetstreamFlag) IsBoolFlag() bool { return true }
+
+// parseJetStreamFlags parses args with fs as parseFlags does, taking a
+// URL written after --jetstream with a space — the form
+// "--jetstream nats://host:4222", which the flag package leaves as the
+// first argument — as j's value, then the flags after it.
+func parseJetStreamFlags(fs *flag.FlagSet, j *jetstreamFlag, args []string, stdout, stderr io.Writer) int {
+	code := parseFlags(fs, args, stdout, stderr)
+	for code < 0 && j.on && j.url == "" && fs.NArg() > 0 && strings.Contains(fs.Arg(0), "://") {
+		j.url = fs.Arg(0)
+		code = parseFlags(fs, fs.Args()[1:], stdout, stderr)
+	}
+	return code
+}
 
 // defaultJetStreamDir is where the embedded server stores its streams
 // unless --jetstream-dir names another: a directory of the user's cache

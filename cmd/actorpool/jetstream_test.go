@@ -25,7 +25,7 @@ import (
 )
 
 // TestJetStreamFlag proves that --jetstream stands alone for the embedded
-// server, takes a URL after '=', and refuses what is not a URL.
+// server, takes a URL after '=' or a space, and refuses what is not a URL.
 func TestJetStreamFlag(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -39,7 +39,9 @@ func TestJetStreamFlag(t *testing.T) {
 		{args: []string{"--jetstream=false"}, want: jetstreamFlag{}},
 		{args: []string{"--jetstream=nats://h:4222"}, want: jetstreamFlag{on: true, url: "nats://h:4222"}},
 		{args: []string{"--jetstream=tls://a:1,tls://b:1"}, want: jetstreamFlag{on: true, url: "tls://a:1,tls://b:1"}},
-		{args: []string{"--jetstream", "nats://h:4222"}, want: jetstreamFlag{on: true}, rest: []string{"nats://h:4222"}},
+		{args: []string{"--jetstream", "nats://h:4222"}, want: jetstreamFlag{on: true, url: "nats://h:4222"}},
+		{args: []string{"--jetstream", "nats://h:4222", "extra"}, want: jetstreamFlag{on: true, url: "nats://h:4222"}, rest: []string{"extra"}},
+		{args: []string{"--jetstream", "h:4222"}, want: jetstreamFlag{on: true}, rest: []string{"h:4222"}},
 		{args: []string{"--jetstream="}, want: jetstreamFlag{on: true, blank: true}, err: "--jetstream=: no URL after '='"},
 		{args: []string{"--jetstream=h:4222"}, want: jetstreamFlag{on: true, url: "h:4222"}, err: "--jetstream=h:4222: not a URL: write --jetstream alone for the embedded server, or --jetstream=nats://host:4222"},
 	}
@@ -49,8 +51,8 @@ func TestJetStreamFlag(t *testing.T) {
 			fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			fs.Var(&j, "jetstream", "")
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
+			if code := parseJetStreamFlags(fs, &j, tt.args, io.Discard, io.Discard); code >= 0 {
+				t.Fatalf("parse: exit %d", code)
 			}
 			if err := j.check(); tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
 				t.Errorf("check: %v, want an error containing %q", err, tt.err)

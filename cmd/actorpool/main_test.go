@@ -115,7 +115,8 @@ func TestUsage(t *testing.T) {
 		{args: []string{"demo", "now"}, code: 2, stderr: `unexpected argument "now"`},
 		{args: []string{"help", "demo"}, code: 0, stdout: "--jetstream=nats://host:4222"},
 		{args: []string{"demo", "--jetstream", "--postgres", "postgres://b"}, code: 2, stderr: "--jetstream and --postgres: the audit actor is durable on one of them; choose one"},
-		{args: []string{"demo", "--jetstream", "nats://h:4222"}, code: 2, stderr: `unexpected argument "nats://h:4222": give --jetstream its URL after '=', as --jetstream=nats://h:4222`},
+		// A URL after a space is the flag's, and the flags after it are read.
+		{args: []string{"demo", "--jetstream", "nats://h:4222", "--jetstream-dir", "/tmp/x"}, code: 2, stderr: "--jetstream-dir: the store of the embedded server"},
 		{args: []string{"demo", "--jetstream=h:4222"}, code: 2, stderr: "--jetstream=h:4222: not a URL: write --jetstream alone for the embedded server, or --jetstream=nats://host:4222"},
 		{args: []string{"demo", "--jetstream="}, code: 2, stderr: "--jetstream=: no URL after '='"},
 		{args: []string{"help"}, code: 0, stdout: "actorpool demo --jetstream "},
