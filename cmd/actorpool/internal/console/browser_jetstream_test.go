@@ -23,13 +23,6 @@ import (
 	"github.com/actorpool/actorpool/jsactor/jsserver"
 )
 
-// Bounds of the browser session and of each of its steps but the first,
-// as in TestBrowser.
-const (
-	browserTimeout = 3 * time.Minute
-	stepTimeout    = 30 * time.Second
-)
-
 // letter is the payload of the JetStream browser test's actor.
 type letter struct {
 	To string `json:"to"`
@@ -44,7 +37,7 @@ type letter struct {
 func TestBrowserJetStream(t *testing.T) {
 	exe := console.Chromium(t)
 	testenv.CheckGoroutines(t)
-	ctx, cancel := context.WithTimeout(t.Context(), browserTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), console.BrowserTimeout)
 	defer cancel()
 
 	srv, err := jsserver.Start(jsserver.Options{Dir: t.TempDir()})
@@ -98,34 +91,8 @@ func TestBrowserJetStream(t *testing.T) {
 	defer stopSampling()
 	wg.Go(func() { c.Run(sampling) })
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1200, 900))...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, stepTimeout)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			t.Fatalf("browser: %s: %v", what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("browser: read %s: %v", sel, err)
-		}
-		return strings.TrimSpace(s)
-	}
-	poll := func(expr string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(stepTimeout))(ctx, tg)
-			return err
-		})
-	}
+	br := console.NewBrowser(t, ctx, exe)
+	run, text, poll, bctx := br.Run, br.Text, console.Poll, br.Context()
 	isPaused := func() bool {
 		t.Helper()
 		s, err := ad.Stats(ctx, "mail")
@@ -206,8 +173,7 @@ func TestBrowserJetStream(t *testing.T) {
 	if isPaused() {
 		t.Error("the page says resumed, the Admin says paused")
 	}
-	cancelBrowser()
-	cancelAlloc()
+	br.Close()
 }
 
 // waitStats waits, within ctx, until the actor's stats satisfy ok.

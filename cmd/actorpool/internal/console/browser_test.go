@@ -34,13 +34,6 @@ const (
 	chromiumEnv = "ACTORPOOL_CHROMIUM"
 )
 
-// browserTimeout bounds the whole browser session, and stepTimeout each
-// of its steps but the first, which starts the browser.
-const (
-	browserTimeout = 3 * time.Minute
-	stepTimeout    = 30 * time.Second
-)
-
 // requireBrowser reports whether a missing browser or database fails the
 // test rather than skipping it.
 func requireBrowser() bool {
@@ -171,35 +164,8 @@ func TestBrowser(t *testing.T) {
 	defer stopSampling()
 	wg.Go(func() { c.Run(sampling) })
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1200, 900))...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	defer cancelBrowser()
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, stepTimeout)
-		defer cancel()
-		if err := chromedp.Do(sctx, steps...); err != nil {
-			t.Fatalf("browser: %s: %v", what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("browser: read %s: %v", sel, err)
-		}
-		return strings.TrimSpace(s)
-	}
-	// poll waits until the page's JavaScript expression is true.
-	poll := func(expr string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(stepTimeout))(ctx, tg)
-			return err
-		})
-	}
+	br := newBrowser(t, ctx, exe)
+	run, text, bctx := br.run, br.text, br.ctx
 
 	// A dead letter, found by way of the page, replayed, and completed.
 	// The first action starts the browser, which lives as long as the
@@ -317,8 +283,7 @@ func TestBrowser(t *testing.T) {
 		t.Error("a pause after the login did not pause the actor")
 	}
 	run("resume", chromedp.Click(chromedp.CSS("#actor-mail button.resume")), chromedp.WaitVisible(chromedp.CSS("#actor-mail .badge.running")))
-	cancelBrowser()
-	cancelAlloc()
+	br.close()
 }
 
 // waitStats waits, within ctx, until the actor's stats satisfy ok.
