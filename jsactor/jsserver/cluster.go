@@ -51,9 +51,23 @@ func StartCluster(n int, opts Options) (*Cluster, error) {
 		host = "127.0.0.1"
 	}
 	// Every server must know its routes before it starts, so the route
-	// ports are chosen up front. Another process may take one in between;
-	// the start then fails naming the port.
-	ports, err := freePorts(host, n)
+	// ports are chosen up front, and another process may take one in
+	// between — a test binary beside this one, starting servers of its
+	// own. The cluster is then started again on other ports.
+	for attempt := 1; ; attempt++ {
+		c, err := startCluster(n, opts, host)
+		if err == nil || attempt == portAttempts || !strings.Contains(err.Error(), "address already in use") {
+			return c, err
+		}
+	}
+}
+
+// portAttempts is how many times StartCluster chooses route ports.
+const portAttempts = 3
+
+// startCluster starts n servers on route ports chosen now.
+func startCluster(n int, opts Options, host string) (*Cluster, error) {
+	ports, err := choosePorts(host, n)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +101,9 @@ func StartCluster(n int, opts Options) (*Cluster, error) {
 	}
 	return c, nil
 }
+
+// choosePorts is freePorts, but for the test of a port taken meanwhile.
+var choosePorts = freePorts
 
 // freePorts returns n ports that were free on host a moment ago.
 func freePorts(host string, n int) ([]int, error) {

@@ -3,6 +3,7 @@ package jsserver
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,35 @@ func TestStartClusterBadOptions(t *testing.T) {
 				t.Errorf("StartCluster(%d, %+v) = %v, want an error naming %s", tc.n, tc.opts, err, tc.field)
 			}
 		})
+	}
+}
+
+// TestClusterPortTaken starts a cluster whose first choice of route ports
+// includes one another listener holds, as a process beside this one may
+// take one between the choice and the start: StartCluster chooses again.
+func TestClusterPortTaken(t *testing.T) {
+	leakcheck.Check(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	calls := 0
+	choosePorts = func(host string, n int) ([]int, error) {
+		calls++
+		ports, err := freePorts(host, n)
+		if calls == 1 && err == nil {
+			ports[0] = taken.Addr().(*net.TCPAddr).Port
+		}
+		return ports, err
+	}
+	defer func() { choosePorts = freePorts }()
+	c, err := StartCluster(3, Options{Name: "taken"})
+	if err != nil {
+		t.Fatalf("StartCluster with a route port taken: %v", err)
+	}
+	c.Shutdown()
+	if calls != 2 {
+		t.Errorf("route ports chosen %d times, want 2", calls)
 	}
 }

@@ -44,6 +44,10 @@ const DefaultSyncInterval = time.Second
 // connections; it is generous because a busy machine is slow to start.
 const readyTimeout = 10 * time.Second
 
+// readyStep is how long Start waits for readiness between its looks for
+// a failure the server reported.
+const readyStep = 50 * time.Millisecond
+
 // Options configure an embedded server. The zero value is a usable single
 // node on a free loopback port, storing in a new temporary directory.
 type Options struct {
@@ -161,17 +165,24 @@ func start(opts Options, adjust func(*server.Options)) (*Server, error) {
 	debug, trace := s.log.levels()
 	srv.SetLoggerV2(s.log, debug, trace, false)
 
-	// Start returns early after a Fatalf; listening and enabling JetStream
-	// happen within it.
+	// Start returns early after a Fatalf. A cluster's route listener may
+	// fail after it returns, on a goroutine of its own, leaving a server
+	// that is never ready: so readiness is awaited in short steps, each
+	// followed by a look for a fatal line.
 	srv.Start()
-	if line := s.log.fatalLine(); line != "" {
-		s.Shutdown()
-		return nil, fmt.Errorf("jsserver: starting the server (Options.Host %q, Options.Port %d, Options.Dir %q): %s",
-			so.Host, opts.Port, dir, line)
-	}
-	if !srv.ReadyForConnections(readyTimeout) {
-		s.Shutdown()
-		return nil, fmt.Errorf("jsserver: the server is not ready for connections after %v", readyTimeout)
+	for end := time.Now().Add(readyTimeout); ; {
+		if line := s.log.fatalLine(); line != "" {
+			s.Shutdown()
+			return nil, fmt.Errorf("jsserver: starting the server (Options.Host %q, Options.Port %d, Options.Dir %q): %s",
+				so.Host, opts.Port, dir, line)
+		}
+		if srv.ReadyForConnections(readyStep) {
+			break
+		}
+		if time.Now().After(end) {
+			s.Shutdown()
+			return nil, fmt.Errorf("jsserver: the server is not ready for connections after %v", readyTimeout)
+		}
 	}
 	if !srv.JetStreamEnabled() {
 		s.Shutdown()
