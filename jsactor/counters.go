@@ -19,16 +19,7 @@ type counters struct {
 	n [len(counterNames)]atomic.Uint64
 }
 
-func counterIndex(name string) int {
-	for i, n := range counterNames {
-		if n == name {
-			return i
-		}
-	}
-	panic("jsactor: unknown counter " + name)
-}
-
-func (c *counters) add(name string, n uint64) { c.n[counterIndex(name)].Add(n) }
+func (c *counters) add(k counter, n uint64) { c.n[k].Add(n) }
 
 // flushCounters adds this process's counts to the counter stream every
 // FlushInterval, and once more at Close.
@@ -63,7 +54,7 @@ func (a *Actor[T]) flush(ctx context.Context) error {
 			continue
 		}
 		try, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := a.js.PublishMsg(try, a.l.incr(name, n))
+		_, err := a.js.PublishMsg(try, a.l.incr(counter(i), n))
 		cancel()
 		if err != nil {
 			a.counts.n[i].Add(n)
@@ -76,15 +67,15 @@ func (a *Actor[T]) flush(ctx context.Context) error {
 // addCounts adds counts to the actor's counters at once, for an Admin,
 // which keeps none of its own to flush. A count not stored is lost, and
 // logged nowhere: counters are not worth failing an operation for.
-func addCounts(ctx context.Context, js jetstream.JetStream, l layout, counts map[string]uint64) {
-	for name, n := range counts {
-		_, _ = js.PublishMsg(ctx, l.incr(name, n))
+func addCounts(ctx context.Context, js jetstream.JetStream, l layout, counts map[counter]uint64) {
+	for k, n := range counts {
+		_, _ = js.PublishMsg(ctx, l.incr(k, n))
 	}
 }
 
-// incr returns the message that adds n to the named counter of l.
-func (l layout) incr(name string, n uint64) *nats.Msg {
-	return &nats.Msg{Subject: l.countSubject(name), Header: nats.Header{hdrIncr: []string{"+" + strconv.FormatUint(n, 10)}}}
+// incr returns the message that adds n to counter k of l.
+func (l layout) incr(k counter, n uint64) *nats.Msg {
+	return &nats.Msg{Subject: l.countSubject(counterNames[k]), Header: nats.Header{hdrIncr: []string{"+" + strconv.FormatUint(n, 10)}}}
 }
 
 // readCounter reads a counter's total from the counter stream.

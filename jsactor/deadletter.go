@@ -235,7 +235,7 @@ func (ad *Admin) Replay(ctx context.Context, actor string, ids ...uint64) ([]uin
 			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, actor, err)
 		}
 		if !ack.Duplicate {
-			addCounts(ctx, ad.js, l, map[string]uint64{countAccepted: 1, countReplayed: 1})
+			addCounts(ctx, ad.js, l, map[counter]uint64{countAccepted: 1, countReplayed: 1})
 		}
 		if err := deleteMsg(ctx, dead, id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 			return append(out, ack.Sequence), fmt.Errorf("jsactor: dead letter %d of %q was replayed as task %d, but not deleted (replaying it again within the dedup window stores nothing): %w", id, actor, ack.Sequence, err)

@@ -28,26 +28,30 @@ const (
 	consumerBackoff = "backoff"
 )
 
-// The counters kept in the counter stream, by subject token.
+// A counter is one of the counters kept in the counter stream.
+type counter int
+
+// The counters, in the order of counterNames.
 const (
-	countAccepted     = "accepted"
-	countCompleted    = "completed"
-	countDeadLettered = "deadlettered"
-	countFailed       = "failed"
-	countRetried      = "retried"
-	countLost         = "lost"
-	countReplayed     = "replayed"
+	countAccepted counter = iota
+	countCompleted
+	countDeadLettered
+	countFailed
+	countRetried
+	countLost
+	countReplayed
 )
 
-var counterNames = [...]string{countAccepted, countCompleted, countDeadLettered, countFailed, countRetried, countLost, countReplayed}
+// counterNames are the counters' subject tokens, by counter.
+var counterNames = [...]string{"accepted", "completed", "deadlettered", "failed", "retried", "lost", "replayed"}
 
 func (l layout) workStream() string  { return l.prefix + "_" + l.actor }
 func (l layout) deadStream() string  { return l.prefix + "_" + l.actor + "_dead" }
 func (l layout) countStream() string { return l.prefix + "_" + l.actor + "_counts" }
 func (l layout) base() string        { return l.prefix + "." + l.actor }
 func (l layout) deadSubject() string { return l.base() + ".dead" }
-func (l layout) countSubject(name string) string {
-	return l.base() + ".count." + name
+func (l layout) countSubject(token string) string {
+	return l.base() + ".count." + token
 }
 
 // subject returns where a task with key token tok waits in place.

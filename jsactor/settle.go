@@ -63,14 +63,14 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 
 // ack acknowledges h's message, waiting for the server to confirm, and
 // counts what it ended as.
-func (a *Actor[T]) ack(h *held, counter string) bool {
+func (a *Actor[T]) ack(h *held, k counter) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
 	if err := h.msg.DoubleAck(ctx); err != nil {
 		a.log.Warn("acknowledgement not confirmed: the task may run again", "task_id", h.rec.id, "error", err)
 		return false
 	}
-	a.counts.add(counter, 1)
+	a.counts.add(k, 1)
 	return true
 }
 

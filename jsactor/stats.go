@@ -113,13 +113,13 @@ func readStats(ctx context.Context, js jetstream.JetStream, l layout) (Stats, er
 		return fail(err)
 	}
 	for _, c := range []struct {
-		name string
-		to   *uint64
+		k  counter
+		to *uint64
 	}{
 		{countAccepted, &s.Accepted}, {countCompleted, &s.Completed}, {countDeadLettered, &s.DeadLettered},
 		{countFailed, &s.Failed}, {countRetried, &s.Retried}, {countLost, &s.Lost}, {countReplayed, &s.Replayed},
 	} {
-		if *c.to, err = readCounter(ctx, counts, l.countSubject(c.name)); err != nil {
+		if *c.to, err = readCounter(ctx, counts, l.countSubject(counterNames[c.k])); err != nil {
 			return fail(err)
 		}
 	}

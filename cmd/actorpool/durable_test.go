@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
@@ -55,38 +56,12 @@ func TestDemoDurable(t *testing.T) {
 	if want := fmt.Sprintf(`actor "audit" is durable: its queue is in schema %q, kept between runs (migrated from version 0 to %d)`, schema, pgactor.SchemaVersion); !strings.Contains(header, want) {
 		t.Errorf("header %q, want %q", header, want)
 	}
-	for {
-		m := reProgress.FindStringSubmatch(waitLine(t, lines, "", reProgress))
-		if atoi(m[1]) >= 50 {
-			break
-		}
-	}
-	body := scrape(t, url)
-	for _, want := range []string{
+	n, o := interruptDurable(t, cmd, lines, wait, url, "PostgreSQL", []string{
 		fmt.Sprintf(`actorpool_actor_queued_tasks{actor="audit",schema=%q} `, schema),
 		fmt.Sprintf(`actorpool_actor_workers{actor="audit",schema=%q} 1`, schema),
 		`actorpool_actor_run_seconds_count{actor="audit",result="ok"}`,
 		`actorpool_pool_max_objects{pool="audit"} 3`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("the metrics lack %s", want)
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	o := wait()
-	if o.code != exitInterrupted {
-		t.Fatalf("exit code %d, want %d\n%v", o.code, exitInterrupted, o)
-	}
-	if !strings.Contains(o.stdout, "stopping: closing the audit actor, whose queue stays in PostgreSQL for the next run") {
-		t.Errorf("the run does not say the queue stays\n%v", o)
-	}
-	m := regexp.MustCompile(fmt.Sprintf(`(?m)^actor "audit" is durable: (\d+) tasks? left queued in schema %q for the next run$`, schema)).FindStringSubmatch(o.stdout)
-	if m == nil {
-		t.Fatalf("the summary does not say how many tasks are left\n%v", o)
-	}
-	n := atoi(m[1])
+	}, regexp.MustCompile(fmt.Sprintf(`(?m)^actor "audit" is durable: (\d+) tasks? left queued in schema %q for the next run$`, schema)))
 	s := auditStats(t, dsn, schema)
 	if n == 0 || left(s) != n || s.Queued != n || s.Running != 0 || s.DeadLettered != 0 {
 		t.Errorf("after Ctrl-C the run says %d tasks are left; the database has %+v: want them all queued, none running, none dead-lettered", n, s)
@@ -123,4 +98,40 @@ func TestDemoSchemaFlag(t *testing.T) {
 	if o.code != 2 || !strings.Contains(o.stderr, "--schema: the durable audit actor needs --postgres") {
 		t.Errorf("want exit 2 saying --schema needs --postgres\n%v", o)
 	}
+}
+
+// interruptDurable lets a durable demo run serve 50 requests, checks that
+// the metrics it exports at url hold each of want, stops it with Ctrl-C,
+// and checks that it exits 130 saying its queue stays in store. It returns
+// how many tasks the run says it left — the count left's first group
+// matches in the summary — and the run's outcome.
+func interruptDurable(t *testing.T, cmd *exec.Cmd, lines <-chan string, wait func() outcome, url, store string, want []string, left *regexp.Regexp) (int, outcome) {
+	t.Helper()
+	for {
+		m := reProgress.FindStringSubmatch(waitLine(t, lines, "", reProgress))
+		if atoi(m[1]) >= 50 {
+			break
+		}
+	}
+	body := scrape(t, url)
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("the metrics lack %s", w)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	o := wait()
+	if o.code != exitInterrupted {
+		t.Fatalf("exit code %d, want %d\n%v", o.code, exitInterrupted, o)
+	}
+	if !strings.Contains(o.stdout, "stopping: closing the audit actor, whose queue stays in "+store+" for the next run") {
+		t.Errorf("the run does not say the queue stays\n%v", o)
+	}
+	m := left.FindStringSubmatch(o.stdout)
+	if m == nil {
+		t.Fatalf("the summary does not say how many tasks are left\n%v", o)
+	}
+	return atoi(m[1]), o
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -201,38 +200,12 @@ func TestDemoJetStreamDurable(t *testing.T) {
 		"--clients", "8", "--size", "4", "--workers", "1", "--metrics", "127.0.0.1:0")
 	url := strings.TrimPrefix(waitLine(t, lines, "metrics: http://", nil), "metrics: ")
 	waitLine(t, lines, "is durable", nil)
-	for {
-		m := reProgress.FindStringSubmatch(waitLine(t, lines, "", reProgress))
-		if atoi(m[1]) >= 50 {
-			break
-		}
-	}
-	body := scrape(t, url)
-	for _, want := range []string{
+	n, o := interruptDurable(t, cmd, lines, wait, url, "JetStream", []string{
 		`actorpool_actor_queued_tasks{actor="audit",prefix="actorpool_demo"} `,
 		`actorpool_actor_workers{actor="audit",prefix="actorpool_demo"} 1`,
 		`actorpool_actor_run_seconds_count{actor="audit",result="ok"}`,
 		`actorpool_pool_max_objects{pool="audit"} 1`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("the metrics lack %s", want)
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	o := wait()
-	if o.code != exitInterrupted {
-		t.Fatalf("exit code %d, want %d\n%v", o.code, exitInterrupted, o)
-	}
-	if !strings.Contains(o.stdout, "stopping: closing the audit actor, whose queue stays in JetStream for the next run") {
-		t.Errorf("the run does not say the queue stays\n%v", o)
-	}
-	m := regexp.MustCompile(`(?m)^actor "audit" is durable: (\d+) tasks? left queued in stream actorpool_demo_audit for the next run$`).FindStringSubmatch(o.stdout)
-	if m == nil {
-		t.Fatalf("the summary does not say how many tasks are left\n%v", o)
-	}
-	n := atoi(m[1])
+	}, regexp.MustCompile(`(?m)^actor "audit" is durable: (\d+) tasks? left queued in stream actorpool_demo_audit for the next run$`))
 	s := jsStats(t, dir)
 	if n == 0 || jsLeft(s) != n || s.Queued != n || s.Running != 0 || s.DeadLettered != 0 {
 		t.Errorf("after Ctrl-C the run says %d tasks are left; the store has %+v: want them all queued, none running, none dead-lettered", n, s)

@@ -179,18 +179,5 @@ func TestBrowserJetStream(t *testing.T) {
 // waitStats waits, within ctx, until the actor's stats satisfy ok.
 func waitStats(t *testing.T, ctx context.Context, a *jsactor.Actor[letter], what string, ok func(jsactor.Stats) bool) {
 	t.Helper()
-	for {
-		s, err := a.Stats(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok(s) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v; stats %+v", what, ctx.Err(), s)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	console.WaitFor(t, ctx, a.Stats, what, ok)
 }

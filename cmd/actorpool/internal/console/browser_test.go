@@ -289,20 +289,7 @@ func TestBrowser(t *testing.T) {
 // waitStats waits, within ctx, until the actor's stats satisfy ok.
 func waitStats(t *testing.T, ctx context.Context, a *pgactor.Actor[mail], what string, ok func(pgactor.Stats) bool) {
 	t.Helper()
-	for {
-		s, err := a.Stats(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok(s) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v; stats %+v", what, ctx.Err(), s)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	waitFor(t, ctx, a.Stats, what, ok)
 }
 
 // paused reports whether the Admin says the actor mail is paused.

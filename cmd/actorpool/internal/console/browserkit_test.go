@@ -69,3 +69,23 @@ func poll(expr string) chromedp.Action[chromedp.Void] {
 		return err
 	})
 }
+
+// waitFor waits, within ctx, until the stats that read returns satisfy
+// ok, reading every 50ms.
+func waitFor[S any](t *testing.T, ctx context.Context, read func(context.Context) (S, error), what string, ok func(S) bool) {
+	t.Helper()
+	for {
+		s, err := read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(s) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v; stats %+v", what, ctx.Err(), s)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

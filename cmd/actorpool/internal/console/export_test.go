@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"testing"
 
 	"github.com/chromedp/chromedp"
 )
@@ -36,4 +37,10 @@ func (b *browser) Close() { b.close() }
 func (b *browser) Text(sel string) string {
 	b.t.Helper()
 	return b.text(sel)
+}
+
+// WaitFor waits until stats satisfy ok; see waitFor.
+func WaitFor[S any](t *testing.T, ctx context.Context, read func(context.Context) (S, error), what string, ok func(S) bool) {
+	t.Helper()
+	waitFor(t, ctx, read, what, ok)
 }
