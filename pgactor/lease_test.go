@@ -2,6 +2,8 @@ package pgactor
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,5 +120,57 @@ func TestLostTooOften(t *testing.T) {
 	}
 	if s := stats(t, a); s.Lost != 1 {
 		t.Errorf("stats %+v: the take-over should count one lost run", s)
+	}
+}
+
+// TestLeaseRenewedUnderLoad checks that the heartbeat renews a long task's
+// lease while a stream of short tasks keeps the pump's rounds in flight
+// back to back. A heartbeat that waited for a moment with no round in
+// flight waited for seconds there, the lease ran out, and the task, first
+// in the queue by its priority, ran again while its first run went on.
+func TestLeaseRenewedUnderLoad(t *testing.T) {
+	r := newRig(t)
+	const long = -1
+	var longRuns atomic.Int32
+	ended := make(chan error, 8)
+	a := start(r, "busy", func(ctx context.Context, task actor.Task[int]) error {
+		if task.Payload != long {
+			return nil
+		}
+		longRuns.Add(1)
+		select {
+		case <-ctx.Done():
+			ended <- context.Cause(ctx)
+		case <-time.After(2 * time.Second):
+			ended <- nil
+		}
+		return nil
+	}, Config[int]{Workers: 32, Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond, Logger: quiet(t)})
+
+	ctx, stop := context.WithCancel(t.Context())
+	var producers sync.WaitGroup
+	batch := make([]int, 200)
+	for range 4 {
+		producers.Go(func() {
+			for ctx.Err() == nil {
+				a.SendBatch(ctx, batch) // fails only once ctx ends
+			}
+		})
+	}
+	eventually(t, 10*time.Second, "the short tasks did not start", func() bool { return stats(t, a).Completed > 1000 })
+	if _, err := a.Send(t.Context(), long, Priority(1)); err != nil {
+		t.Fatal(err)
+	}
+	err := within(t, ended, 20*time.Second, "the long task did not end")
+	stop()
+	producers.Wait()
+	if err != nil {
+		t.Errorf("the long task's context ended with %v; its lease should have been renewed", err)
+	}
+	if n := longRuns.Load(); n != 1 {
+		t.Errorf("the long task ran %d times, want once", n)
+	}
+	if s := stats(t, a); s.Lost != 0 {
+		t.Errorf("stats %+v: no run should be lost", s)
 	}
 }

@@ -3,6 +3,7 @@ package pgactor
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -33,8 +34,11 @@ const maxGroup = 1000
 // and makes every worker wait for a whole round trip and commit before it
 // gets its next task. The rounds never wait on each other's row locks:
 // each completes and gives back tasks no other round names, the fetches
-// skip locked rows, and the heartbeat, which names every lease, runs only
-// in a round alone.
+// skip locked rows, and the heartbeat names every lease but those that
+// the rounds in flight settle, one heartbeat at a time. The heartbeat does
+// not wait for a round alone: under a steady load some round is always in
+// flight, and a heartbeat that waited for none would wait while the
+// leases of long tasks ran out.
 const maxRounds = 2
 
 // A settling is a lease a worker hands the pump to settle: its task's
@@ -65,7 +69,8 @@ type pump[T any] struct {
 	stopping  <-chan struct{} // the actor's, until the pump has seen it closed; then nil: it fetches no more
 	paused    bool            // a round failed: wait for timer before the next
 	backoff   time.Duration   // how long, doubling while rounds fail
-	inflight  int             // rounds running
+	inflight  []*round        // rounds running
+	beating   bool            // one of them renews the leases
 	wakes     int             // wake-ups and polls so far, to tell those a round in flight missed
 	results   chan roundResult
 	beat      *time.Ticker // the heartbeat's
@@ -105,9 +110,9 @@ func (p *pump[T]) run() {
 		default:
 		}
 		fetch := p.stopping != nil && p.ready && !p.paused
-		beat := p.heartbeat && p.inflight == 0
+		beat := p.heartbeat && !p.beating
 		idle := len(p.completions)+len(p.giveBacks) == 0 && !beat && !(fetch && p.a.hasRoom())
-		if idle || p.paused || p.inflight == maxRounds {
+		if idle || p.paused || len(p.inflight) == maxRounds {
 			// Nothing to do, a round just failed, or as many rounds run
 			// as may.
 			p.wait()
@@ -165,6 +170,9 @@ func (p *pump[T]) gather() {
 // beat, and a fetch for the workers it reserves while the pump fetches.
 func (p *pump[T]) newRound(beat bool) *round {
 	rd := &round{completions: p.completions, giveBacks: p.giveBacks, heartbeat: beat, wakes: p.wakes}
+	if beat {
+		rd.unrenewed = p.settlingIDs(rd)
+	}
 	if p.stopping != nil && (p.ready || len(p.completions) > 0) {
 		rd.fromIdle, rd.want, rd.spare = p.a.reserve(len(p.completions))
 	}
@@ -173,6 +181,23 @@ func (p *pump[T]) newRound(beat bool) *round {
 		p.heartbeat = false
 	}
 	return rd
+}
+
+// settlingIDs returns the ids of the leases that rd and the rounds in
+// flight settle: a heartbeat in rd leaves them alone, for their rows are
+// being deleted or given back, and renewing them would wait for those
+// rounds to commit.
+func (p *pump[T]) settlingIDs(rd *round) map[int64]bool {
+	ids := make(map[int64]bool)
+	for _, r := range append(p.inflight, rd) {
+		for _, s := range r.completions {
+			ids[s.l.id] = true
+		}
+		for _, s := range r.giveBacks {
+			ids[s.l.id] = true
+		}
+	}
+	return ids
 }
 
 // A roundResult is what a round in flight reports to the pump.
@@ -184,7 +209,8 @@ type roundResult struct {
 
 // launch runs rd on a goroutine of its own.
 func (p *pump[T]) launch(rd *round) {
-	p.inflight++
+	p.inflight = append(p.inflight, rd)
+	p.beating = p.beating || rd.heartbeat
 	go func() {
 		fetched, err := p.a.runRound(rd)
 		p.results <- roundResult{rd: rd, err: err, fetched: fetched}
@@ -196,8 +222,11 @@ func (p *pump[T]) launch(rd *round) {
 // found fewer tasks than it asked for, a wait for a wake-up.
 func (p *pump[T]) absorb(res roundResult) {
 	a := p.a
-	p.inflight--
 	rd := res.rd
+	p.inflight = slices.DeleteFunc(p.inflight, func(r *round) bool { return r == rd })
+	if rd.heartbeat {
+		p.beating = false
+	}
 	if res.err != nil {
 		completions, giveBacks := a.failRound(rd, res.err, false)
 		p.completions, p.giveBacks = append(completions, p.completions...), append(giveBacks, p.giveBacks...)
@@ -232,7 +261,7 @@ func (p *pump[T]) absorb(res roundResult) {
 
 // finishRounds waits for the rounds in flight, and absorbs them.
 func (p *pump[T]) finishRounds() {
-	for p.inflight > 0 {
+	for len(p.inflight) > 0 {
 		p.absorb(<-p.results)
 	}
 }

@@ -16,10 +16,11 @@ import (
 type round struct {
 	completions, giveBacks []*settling
 	heartbeat              bool
-	fromIdle               int // idle workers reserved for the fetched tasks
-	want                   int // tasks to fetch; 0 for none
-	spare                  int // places held in pending for new workers
-	wakes                  int // the pump's count of wake-ups when it made the round
+	unrenewed              map[int64]bool // with heartbeat, the leases it leaves alone: those settled by it or by the rounds in flight
+	fromIdle               int            // idle workers reserved for the fetched tasks
+	want                   int            // tasks to fetch; 0 for none
+	spare                  int            // places held in pending for new workers
+	wakes                  int            // the pump's count of wake-ups when it made the round
 
 	// What buildRound queued, and the batch's rows fill in.
 	batch     *pgx.Batch
@@ -58,17 +59,9 @@ func (a *Actor[T]) buildRound(rd *round) {
 	}
 	rd.held = make(map[int64]bool)
 	if rd.heartbeat {
-		// Every lease but those the round settles.
-		settling := make(map[int64]bool, len(rd.completions)+len(rd.giveBacks))
-		for _, s := range rd.completions {
-			settling[s.l.id] = true
-		}
-		for _, s := range rd.giveBacks {
-			settling[s.l.id] = true
-		}
 		a.mu.Lock()
 		for id, l := range a.leases {
-			if !settling[id] {
+			if !rd.unrenewed[id] {
 				rd.beat = append(rd.beat, l)
 			}
 		}
