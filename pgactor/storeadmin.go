@@ -189,14 +189,17 @@ func (s *store) tableStats(ctx context.Context) ([]tableStat, error) {
 
 // care runs VACUUM, VACUUM (ANALYZE) or ANALYZE on the schema's table, and
 // returns the command it ran. VACUUM cannot run in a transaction: on its
-// own, it runs in none.
+// own, it runs in none. It leaves the table's empty end pages to the rows
+// to come (TRUNCATE false): cutting them off takes the table's exclusive
+// lock, which a busy queue's statements keep VACUUM waiting for, up to
+// five seconds, and which holds them up once VACUUM has it.
 func (s *store) care(ctx context.Context, table string, vacuum, analyze bool) (string, error) {
 	command := "ANALYZE "
 	switch {
 	case vacuum && analyze:
-		command = "VACUUM (ANALYZE) "
+		command = "VACUUM (ANALYZE, TRUNCATE false) "
 	case vacuum:
-		command = "VACUUM "
+		command = "VACUUM (TRUNCATE false) "
 	}
 	command += pgx.Identifier{s.schema, table}.Sanitize()
 	_, err := s.pool.Exec(ctx, command)
