@@ -16,10 +16,15 @@ import (
 // a second process waits for and then finds done, and that no other
 // process wins until the first has finished — folds the counters'
 // increments into one row per actor, and vacuums and analyzes the
-// schema's tables as tableCare decides.
+// schema's tables as tableCare decides. A round that vacuumed more than
+// vacuumBudget dead rows brings the next round sooner (nextMaintenance):
+// a queue's churn grows with the machine, and a fixed interval would let
+// a faster machine leave more dead rows between vacuums, and so bigger
+// tables.
 const (
 	defaultMaintainEach = time.Second
 	vacuumMinDead       = 1000
+	vacuumBudget        = 25_000
 	analyzeEvery        = time.Minute
 	maintainTimeout     = time.Minute // bounds a round, and the elected process's turn
 )
@@ -38,10 +43,23 @@ func tableCare(dead, live, changed int64, sinceAnalyze time.Duration) (vacuum, a
 	return vacuum, analyze
 }
 
+// nextMaintenance returns how long after a round that vacuumed a table of
+// dead rows (the most of any table it vacuumed; 0 for none) the next round
+// comes: every, or, past vacuumBudget dead rows, sooner in proportion, so
+// that about vacuumBudget rows die between vacuums; at most 8 times as
+// often, since a VACUUM reads the whole table and its indexes.
+func nextMaintenance(every time.Duration, dead int64) time.Duration {
+	if dead <= vacuumBudget {
+		return every
+	}
+	return max(every*vacuumBudget/time.Duration(dead), every/8)
+}
+
 // maintainLoop is the maintenance goroutine.
 func (a *Actor[T]) maintainLoop() {
 	defer a.bgWG.Done()
-	t := time.NewTicker(a.set.maintainEach)
+	every := a.set.maintainEach
+	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
 		select {
@@ -51,25 +69,29 @@ func (a *Actor[T]) maintainLoop() {
 			// Close does not wait for a VACUUM: the server finishes it.
 			ctx, cancel := context.WithTimeout(context.Background(), maintainTimeout)
 			stop := context.AfterFunc(a.shut.stoppingCtx, cancel)
-			if _, err := a.maintain(ctx); err != nil && a.shut.stoppingCtx.Err() == nil {
+			dead, err := a.maintain(ctx, every)
+			if err != nil && a.shut.stoppingCtx.Err() == nil {
 				a.log.LogAttrs(ctx, slog.LevelWarn, "pgactor: maintenance failed",
 					slog.String("actor", a.name), slog.String("schema", a.set.schema), slog.Any("error", err))
 			}
 			stop()
 			cancel()
+			every = nextMaintenance(a.set.maintainEach, dead)
+			t.Reset(every)
 		}
 	}
 }
 
 // maintain runs a round of maintenance if this process wins the election,
-// and returns the tables it vacuumed.
-func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) {
-	won, err := a.store.electMaintainer(ctx, a.set.maintainEach, maintainTimeout)
+// which no process does within every of the last round, and returns the
+// most dead rows of the tables it vacuumed.
+func (a *Actor[T]) maintain(ctx context.Context, every time.Duration) (dead int64, err error) {
+	won, err := a.store.electMaintainer(ctx, every, maintainTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("elect: %w", err)
+		return 0, fmt.Errorf("elect: %w", err)
 	}
 	if !won {
-		return nil, nil
+		return 0, nil
 	}
 	defer func() {
 		// Let the next round elect anyone at once; on a failure here the
@@ -79,36 +101,36 @@ func (a *Actor[T]) maintain(ctx context.Context) (vacuumed []string, err error) 
 		a.store.maintainDone(dctx)
 	}()
 	if err := a.store.fold(ctx); err != nil {
-		return nil, fmt.Errorf("fold the counters: %w", err)
+		return 0, fmt.Errorf("fold the counters: %w", err)
 	}
 	if _, err := a.store.dropEndedPeriods(ctx); err != nil {
-		return nil, fmt.Errorf("delete the periods that ended: %w", err)
+		return 0, fmt.Errorf("delete the periods that ended: %w", err)
 	}
 	if !a.set.vacuum {
-		return nil, nil
+		return 0, nil
 	}
 	return a.vacuum(ctx)
 }
 
 // vacuum vacuums and analyzes the schema's tables that need it (see
-// tableCare): with autovacuum off, nothing else does.
-func (a *Actor[T]) vacuum(ctx context.Context) ([]string, error) {
+// tableCare): with autovacuum off, nothing else does. It returns the most
+// dead rows of the tables it vacuumed.
+func (a *Actor[T]) vacuum(ctx context.Context) (dead int64, err error) {
 	tables, err := a.store.tableStats(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read dead rows: %w", err)
+		return 0, fmt.Errorf("read dead rows: %w", err)
 	}
-	var vacuumed []string
 	for _, t := range tables {
 		vacuum, analyze := tableCare(t.dead, t.live, t.changed, t.sinceAnalyze)
 		if !vacuum && !analyze {
 			continue
 		}
 		if command, err := a.store.care(ctx, t.name, vacuum, analyze); err != nil {
-			return nil, fmt.Errorf("%s: %w", command, err)
+			return dead, fmt.Errorf("%s: %w", command, err)
 		}
 		if vacuum {
-			vacuumed = append(vacuumed, t.name)
+			dead = max(dead, t.dead)
 		}
 	}
-	return vacuumed, nil
+	return dead, nil
 }

@@ -37,6 +37,27 @@ func TestTableCare(t *testing.T) {
 	}
 }
 
+func TestNextMaintenance(t *testing.T) {
+	const every = time.Second
+	tests := []struct {
+		name string
+		dead int64
+		want time.Duration
+	}{
+		{"no vacuum", 0, every},
+		{"a small vacuum", vacuumMinDead, every},
+		{"at the budget", vacuumBudget, every},
+		{"twice the budget", 2 * vacuumBudget, every / 2},
+		{"four times the budget", 4 * vacuumBudget, every / 4},
+		{"past eight times the budget", 100 * vacuumBudget, every / 8},
+	}
+	for _, tt := range tests {
+		if got := nextMaintenance(every, tt.dead); got != tt.want {
+			t.Errorf("%s: nextMaintenance(%v, %d) = %v, want %v", tt.name, every, tt.dead, got, tt.want)
+		}
+	}
+}
+
 // TestVacuumLeavesTruncation checks that maintenance's VACUUM does not try
 // to cut the empty pages off the end of the tasks table. That needs the
 // table's exclusive lock: while any statement holds a lock on the table,

@@ -66,7 +66,7 @@ func TestUniqueFor(t *testing.T) {
 	// a round runs when it wins the election, which a process's own
 	// round may have won within the interval.
 	eventually(t, 10*time.Second, "maintenance deleted the row of the ended period", func() bool {
-		if _, err := a.maintain(t.Context()); err != nil {
+		if _, err := a.maintain(t.Context(), a.set.maintainEach); err != nil {
 			t.Fatal(err)
 		}
 		return r.count(`SELECT count(*) FROM {s}.unique_periods WHERE until < now()`) == 0
