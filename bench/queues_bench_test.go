@@ -109,12 +109,42 @@ func BenchmarkQueues(b *testing.B) {
 						sum.PerSec += r.PerSec
 						sum.StartBytes += r.StartBytes
 						sum.EndBytes += r.EndBytes
+						sum.PeakBytes += r.PeakBytes
 					}
 					n := float64(b.N)
 					hideNsOp(b)
 					b.ReportMetric(sum.PerSec/n, "tasks/s")
 					b.ReportMetric(float64(sum.StartBytes)/n/1e6, "start-MB")
 					b.ReportMetric(float64(sum.EndBytes)/n/1e6, "end-MB")
+					b.ReportMetric(float64(sum.PeakBytes)/n/1e6, "peak-MB")
+				})
+			}
+		}
+	})
+	b.Run("cell=producers", func(b *testing.B) {
+		for _, k := range kinds {
+			for _, w := range scale.Workers {
+				b.Run(fmt.Sprintf("queue=%s/producers=%d/workers=%d", k.Name, scale.Producers, w), func(b *testing.B) {
+					var sent, worked, backlog, peak float64
+					for range b.N {
+						q := open(b, k, 0)
+						ctx, cancel := timeout()
+						r, err := queues.Producers(ctx, q, scale.Producers, scale.ProducersFor, w)
+						cancel()
+						if err != nil {
+							b.Fatal(err)
+						}
+						sent += r.SentPerSec
+						worked += r.WorkedPerSec
+						backlog += r.BacklogSeconds()
+						peak += float64(r.PeakBytes)
+					}
+					n := float64(b.N)
+					hideNsOp(b)
+					b.ReportMetric(sent/n, "sent/s")
+					b.ReportMetric(worked/n, "tasks/s")
+					b.ReportMetric(backlog/n, "backlog-s")
+					b.ReportMetric(peak/n/1e6, "peak-MB")
 				})
 			}
 		}

@@ -27,6 +27,10 @@ type Scale struct {
 	Rate           int
 	LatencyFor     time.Duration
 	LatencyWorkers int
+	// Producers is how many goroutines send one task per call in the
+	// producers cell, for ProducersFor.
+	Producers    int
+	ProducersFor time.Duration
 	// RecoveryCap is how long the recovery cell waits for the killed
 	// worker's task before it gives up and reports the cap.
 	RecoveryCap time.Duration
@@ -41,12 +45,14 @@ var (
 		BurnDown: 100_000, Workers: []int{100, 500, 2000},
 		Sustained: 15 * time.Second, Backlog: 20_000,
 		Rate: 1000, LatencyFor: 10 * time.Second, LatencyWorkers: 100,
+		Producers: 16, ProducersFor: 15 * time.Second,
 		RecoveryCap: time.Minute, RecoveryRiver: true,
 	}
 	Quick = Scale{
 		BurnDown: 1000, Workers: []int{100},
 		Sustained: time.Second, Backlog: 1000,
 		Rate: 200, LatencyFor: time.Second, LatencyWorkers: 20,
+		Producers: 4, ProducersFor: time.Second,
 		RecoveryCap: 30 * time.Second,
 	}
 )
@@ -105,6 +111,51 @@ type SustainedResult struct {
 	PerSec     float64 // tasks worked per second while producers inserted
 	StartBytes int64   // the tables' size once the backlog was inserted
 	EndBytes   int64   // and when the run ended
+	PeakBytes  int64   // and the largest of the sizes sampled meanwhile
+}
+
+// peakPoll is how often a cell samples the size of the queue's tables.
+const peakPoll = 500 * time.Millisecond
+
+// samplePeak samples q's tables' size every peakPoll until the returned
+// function is called, which returns the largest size seen, that call's
+// included. A queue may shrink its tables, as VACUUM does when it cuts
+// off empty pages, so the size at the end can hide how big they got.
+func samplePeak(ctx context.Context, q Queue) (stop func() (int64, error)) {
+	var (
+		peak atomic.Int64
+		errc = make(chan error, 1)
+		done = make(chan struct{})
+	)
+	sample := func() error {
+		b, err := q.TableBytes(ctx)
+		if err == nil && b > peak.Load() {
+			peak.Store(b)
+		}
+		return err
+	}
+	go func() {
+		t := time.NewTicker(peakPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				errc <- sample()
+				return
+			case <-t.C:
+				if err := sample(); err != nil && ctx.Err() == nil {
+					<-done
+					errc <- err
+					return
+				}
+			}
+		}
+	}()
+	return func() (int64, error) {
+		close(done)
+		err := <-errc
+		return peak.Load(), err
+	}
 }
 
 // Sustained inserts a backlog of tasks, then for d runs workers while a
@@ -124,6 +175,7 @@ func Sustained(ctx context.Context, q Queue, d time.Duration, backlog, workers i
 	if err != nil {
 		return res, err
 	}
+	peak := samplePeak(ctx, q)
 	begin := time.Now()
 	end := begin.Add(d)
 	batch := make([]int64, min(backlog, insertChunk))
@@ -140,11 +192,75 @@ func Sustained(ctx context.Context, q Queue, d time.Duration, backlog, workers i
 	done := worked.Load()
 	elapsed := time.Since(begin)
 	err = errors.Join(err, stop(context.WithoutCancel(ctx)))
+	peakBytes, perr := peak()
+	res.PeakBytes, err = peakBytes, errors.Join(err, perr)
 	if err != nil {
 		return res, err
 	}
 	res.PerSec = float64(done) / elapsed.Seconds()
 	res.EndBytes, err = q.TableBytes(ctx)
+	return res, err
+}
+
+// ProducersResult is what the producers cell measures.
+type ProducersResult struct {
+	SentPerSec   float64 // tasks the producers sent per second
+	WorkedPerSec float64 // tasks whose handlers began per second, over the same time
+	Backlog      int64   // tasks sent whose handlers had not begun when the producers stopped
+	PeakBytes    int64   // the tables' largest size sampled meanwhile
+}
+
+// BacklogSeconds is the backlog the producers left, in seconds of the
+// workers' rate: under a second means the workers kept pace.
+func (r ProducersResult) BacklogSeconds() float64 {
+	if r.WorkedPerSec == 0 {
+		return 0
+	}
+	return float64(r.Backlog) / r.WorkedPerSec
+}
+
+// Producers starts workers on an empty queue, then for d has producers
+// goroutines each send one task per call, as the handlers of a web
+// service would, and returns how fast they sent, how fast the workers
+// worked, how many tasks were left waiting at the end, and how big the
+// tables got.
+func Producers(ctx context.Context, q Queue, producers int, d time.Duration, workers int) (res ProducersResult, err error) {
+	var sent, worked atomic.Int64
+	stop, err := q.Start(context.WithoutCancel(ctx), workers, func(int64) { worked.Add(1) })
+	if err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, stop(context.WithoutCancel(ctx))) }()
+	peak := samplePeak(ctx, q)
+	begin := time.Now()
+	sendCtx, cancel := context.WithDeadline(ctx, begin.Add(d))
+	defer cancel()
+	errc := make(chan error, producers)
+	var wg sync.WaitGroup
+	for range producers {
+		wg.Go(func() {
+			for sendCtx.Err() == nil {
+				if err := q.Send(sendCtx, 0); err != nil {
+					if sendCtx.Err() == nil {
+						errc <- err
+					}
+					return
+				}
+				sent.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	res.Backlog = sent.Load() - worked.Load()
+	res.SentPerSec = float64(sent.Load()) / elapsed.Seconds()
+	res.WorkedPerSec = float64(worked.Load()) / elapsed.Seconds()
+	res.PeakBytes, err = peak()
+	select {
+	case e := <-errc:
+		err = errors.Join(fmt.Errorf("producers: %w", e), err)
+	default:
+	}
 	return res, err
 }
 
