@@ -141,11 +141,11 @@ func TestLeaseRenewedUnderLoad(t *testing.T) {
 		select {
 		case <-ctx.Done():
 			ended <- context.Cause(ctx)
-		case <-time.After(2 * time.Second):
+		case <-time.After(3 * time.Second):
 			ended <- nil
 		}
 		return nil
-	}, Config[int]{Workers: 32, Lease: 500 * time.Millisecond, Heartbeat: 100 * time.Millisecond, Logger: quiet(t)})
+	}, Config[int]{Workers: 32, Lease: time.Second, Heartbeat: 200 * time.Millisecond, Logger: quiet(t)})
 
 	ctx, stop := context.WithCancel(t.Context())
 	var producers sync.WaitGroup
