@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,16 +29,20 @@ const queuesFullVar = "ACTORPOOL_BENCH_QUEUES"
 // benchmark's process, started afresh with a new store for every cell: a
 // single node fsyncing every second (queue=jetstream) and every write
 // (queue=jetstream-syncalways), and a three-node cluster with streams
-// replicated three times (queue=jetstream-r3). The cells: burn-down
-// throughput of pre-inserted no-op tasks, sustained throughput with a
-// producer inserting while workers run (and the tables' or streams' size
-// at the start and end), send-to-start latency at a rate below saturation,
-// and the time until the task of a worker process killed with SIGKILL runs
-// again. Every cell runs its workload once per iteration; run it with
-// -benchtime 1x. Without PostgreSQL, the pgactor and River cells skip and
-// the JetStream ones run. Set ACTORPOOL_BENCH_QUEUES=1 for the issue's
-// scale (100,000 tasks, 100 to 2,000 workers, River's recovery at its
-// default rescue and at ours), about fifteen minutes a count:
+// replicated three times (queue=jetstream-r3). pgactor also runs with 4
+// and 8 rounds in flight (queue=pgactor-rounds4, pgactor-rounds8). The
+// cells: burn-down throughput of pre-inserted no-op tasks, sustained
+// throughput with a producer inserting while workers run (and the tables'
+// or streams' size at the start, the end and the peak), producers sending
+// one task per call (throughput, backlog left, peak size), send-to-start
+// latency at a rate below saturation, and the time until the task of a
+// worker process killed with SIGKILL runs again. Every cell runs its
+// workload once per iteration; run it with -benchtime 1x. Without
+// PostgreSQL, the pgactor and River cells skip and the JetStream ones run.
+// Set ACTORPOOL_BENCH_QUEUES=1 for the issue's scale (100,000 tasks, 100
+// to 2,000 workers, River's recovery at its default rescue and at ours);
+// three counts took 43 minutes for issue 22, before the producers cell
+// and the rounds kinds:
 //
 //	ACTORPOOL_BENCH_QUEUES=1 go test -run '^$' -bench BenchmarkQueues -benchtime 1x -count 3 -timeout 2h .
 func BenchmarkQueues(b *testing.B) {
@@ -45,7 +50,7 @@ func BenchmarkQueues(b *testing.B) {
 	if os.Getenv(queuesFullVar) != "" {
 		scale = queues.Full
 	}
-	kinds := append([]queues.Kind{queues.PGActor, queues.River}, queues.JetStreamKinds...)
+	kinds := slices.Concat([]queues.Kind{queues.PGActor}, queues.PGActorRounds, []queues.Kind{queues.River}, queues.JetStreamKinds)
 	open := func(b *testing.B, k queues.Kind, rescue time.Duration) queues.Queue {
 		b.Helper()
 		o := queues.Options{Schema: queues.Schema(k), Rescue: rescue}

@@ -54,6 +54,9 @@ func TestConfigValidate(t *testing.T) {
 		{Config[int]{Heartbeat: 3 * time.Second}, []string{"Heartbeat"}, "half the Lease (5s)"},
 		{Config[int]{PollInterval: -time.Second}, []string{"PollInterval"}, "Config.PollInterval is -1s: must not be negative"},
 		{Config[int]{FetchBatch: 20000}, []string{"FetchBatch"}, "Config.FetchBatch is 20000: must be between 0 and 10000"},
+		{Config[int]{Rounds: -1}, []string{"Rounds"}, "Config.Rounds is -1: must be between 0 and 64 (zero means the default, 2)"},
+		{Config[int]{Rounds: 65}, []string{"Rounds"}, "Config.Rounds is 65: must be between 0 and 64"},
+		{Config[int]{Rounds: 64}, nil, ""},
 		{Config[int]{MaxLost: -1, MaintenanceInterval: -1}, []string{"MaintenanceInterval", "MaxLost"}, "must not be negative"},
 	} {
 		err := tt.cfg.Validate()

@@ -42,6 +42,7 @@ import (
 const (
 	chaosEnv       = "PGACTOR_CHAOS_WORKER" // the schema; set in worker processes
 	chaosKillAtEnv = "PGACTOR_CHAOS_KILL_AT"
+	chaosRoundsEnv = "PGACTOR_CHAOS_ROUNDS" // the worker's Config.Rounds
 	chaosLease     = time.Second
 )
 
@@ -237,7 +238,10 @@ func (w *chaosWorkers) start(i int) {
 		point = ""
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), chaosEnv+"="+w.schema, chaosKillAtEnv+"="+point, testenv.PostgresVar+"="+w.dsn)
+	// Processes keep 2, 3 or 4 rounds in flight, by turns.
+	rounds := []int{0, 3, 4}[w.gen%3]
+	cmd.Env = append(os.Environ(), chaosEnv+"="+w.schema, chaosKillAtEnv+"="+point, testenv.PostgresVar+"="+w.dsn,
+		fmt.Sprintf("%s=%d", chaosRoundsEnv, rounds))
 	out, err := os.Create(fmt.Sprintf("%s/worker-%d.log", w.logs, w.gen))
 	if err != nil {
 		w.t.Fatal(err)
@@ -467,14 +471,18 @@ func chaosWorker(schema string) {
 	if err != nil {
 		fail(err)
 	}
-	cfg.MaxConns = int32(10)
+	cfg.MaxConns = int32(14) // up to 4 rounds for each actor, and the Tx handlers' transactions
 	pool, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		fail(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rounds, err := strconv.Atoi(os.Getenv(chaosRoundsEnv))
+	if err != nil {
+		fail(err)
+	}
 	conf := Config[int]{
-		Schema: schema, Workers: 8, Lease: chaosLease, Heartbeat: chaosLease / 4, PollInterval: 100 * time.Millisecond,
+		Schema: schema, Workers: 8, Rounds: rounds, Lease: chaosLease, Heartbeat: chaosLease / 4, PollInterval: 100 * time.Millisecond,
 		MaxAttempts: 3, MaxLost: 1000, Logger: log, OnError: func(e *actor.TaskError) { log.Warn("task failed", "error", e) },
 	}
 	effect := expand(schema, `INSERT INTO {s}.effects VALUES ($1)`)

@@ -65,6 +65,17 @@ type Config[T any] struct {
 	PollInterval time.Duration
 	// FetchBatch is the most tasks one statement takes; 0 means 100.
 	FetchBatch int
+	// Rounds is how many rounds — the batches that commit the workers'
+	// completions, fetch their next tasks and renew their leases — this
+	// process keeps in flight at once for the actor, each on a connection
+	// of its own and so on a server process of its own; 0 means 2. More
+	// rounds let a server with cores to spare work on more of them at
+	// once; where the server and the workers share a few cores, they only
+	// split the work into smaller rounds (on 2 cores at 500 workers,
+	// 4 rounds burned down 15% fewer tasks a second than 2, and 8 rounds
+	// 39% fewer). The pool needs a connection for each round besides
+	// those the workers' own statements and the senders use.
+	Rounds int
 	// MaxLost is how many times a task's worker may be lost — killed,
 	// frozen or cut off past its lease — before the task is dead-lettered
 	// with ReasonLost instead of run again; 0 means 3.
@@ -98,6 +109,8 @@ const (
 	defaultGrace        = time.Second
 	defaultKeepAlive    = time.Minute
 	maxFetchBatch       = 10000
+	defaultRounds       = 2
+	maxRounds           = 64
 	minLease            = 100 * time.Millisecond
 )
 
@@ -131,6 +144,9 @@ func (c Config[T]) Validate() error {
 	if c.FetchBatch < 0 || c.FetchBatch > maxFetchBatch {
 		check.Bad("FetchBatch", c.FetchBatch, fmt.Sprintf("must be between 0 and %d (zero means the default, %d)", maxFetchBatch, defaultFetchBatch))
 	}
+	if c.Rounds < 0 || c.Rounds > maxRounds {
+		check.Bad("Rounds", c.Rounds, fmt.Sprintf("must be between 0 and %d (zero means the default, %d)", maxRounds, defaultRounds))
+	}
 	return check.Err()
 }
 
@@ -147,6 +163,7 @@ type settings struct {
 	heartbeat    time.Duration
 	poll         time.Duration
 	fetchBatch   int
+	rounds       int
 	maxLost      int
 	listen       bool
 	vacuum       bool
@@ -158,7 +175,7 @@ func (c *Config[T]) settings() settings {
 		min: c.Workers, max: c.Workers, keepAlive: c.KeepAlive,
 		maxAttempts: max(c.MaxAttempts, 1), backoff: c.Backoff, timeout: c.Timeout, grace: c.Grace,
 		schema: c.Schema, lease: c.Lease, heartbeat: c.Heartbeat, poll: c.PollInterval,
-		fetchBatch: c.FetchBatch, maxLost: c.MaxLost, listen: !c.DisableListen, vacuum: !c.DisableVacuum,
+		fetchBatch: c.FetchBatch, rounds: c.Rounds, maxLost: c.MaxLost, listen: !c.DisableListen, vacuum: !c.DisableVacuum,
 		maintainEach: c.MaintenanceInterval,
 	}
 	if c.MaxWorkers > 0 {
@@ -186,6 +203,9 @@ func (c *Config[T]) settings() settings {
 	}
 	if s.fetchBatch == 0 {
 		s.fetchBatch = defaultFetchBatch
+	}
+	if s.rounds == 0 {
+		s.rounds = defaultRounds
 	}
 	if s.maxLost == 0 {
 		s.maxLost = defaultMaxLost

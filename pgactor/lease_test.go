@@ -2,6 +2,7 @@ package pgactor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -125,10 +126,17 @@ func TestLostTooOften(t *testing.T) {
 
 // TestLeaseRenewedUnderLoad checks that the heartbeat renews a long task's
 // lease while a stream of short tasks keeps the pump's rounds in flight
-// back to back. A heartbeat that waited for a moment with no round in
-// flight waited for seconds there, the lease ran out, and the task, first
-// in the queue by its priority, ran again while its first run went on.
+// back to back, at the default two rounds and at eight. A heartbeat that
+// waited for a moment with no round in flight waited for seconds there,
+// the lease ran out, and the task, first in the queue by its priority,
+// ran again while its first run went on.
 func TestLeaseRenewedUnderLoad(t *testing.T) {
+	for _, rounds := range []int{0, 8} {
+		t.Run(fmt.Sprintf("rounds=%d", rounds), func(t *testing.T) { testLeaseRenewedUnderLoad(t, rounds) })
+	}
+}
+
+func testLeaseRenewedUnderLoad(t *testing.T, rounds int) {
 	r := newRig(t)
 	const long = -1
 	var longRuns atomic.Int32
@@ -145,7 +153,7 @@ func TestLeaseRenewedUnderLoad(t *testing.T) {
 			ended <- nil
 		}
 		return nil
-	}, Config[int]{Workers: 32, Lease: time.Second, Heartbeat: 200 * time.Millisecond, Logger: quiet(t)})
+	}, Config[int]{Workers: 32, Rounds: rounds, Lease: time.Second, Heartbeat: 200 * time.Millisecond, Logger: quiet(t)})
 
 	ctx, stop := context.WithCancel(t.Context())
 	var producers sync.WaitGroup

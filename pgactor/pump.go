@@ -26,8 +26,8 @@ import (
 // maxGroup bounds how many completions and give-backs one round commits.
 const maxGroup = 1000
 
-// maxRounds is how many rounds the pump keeps in flight at once, each on
-// a connection of its own. While one round's batch runs on the server, the
+// The pump keeps Config.Rounds rounds in flight at once, each on a
+// connection of its own. While one round's batch runs on the server, the
 // next one gathers the completions that came meanwhile and fetches for the
 // workers that became idle, so that the server works on both at once: a
 // single round at a time leaves all but one of the server's cores idle
@@ -39,7 +39,6 @@ const maxGroup = 1000
 // not wait for a round alone: under a steady load some round is always in
 // flight, and a heartbeat that waited for none would wait while the
 // leases of long tasks ran out.
-const maxRounds = 2
 
 // A settling is a lease a worker hands the pump to settle: its task's
 // completion to commit, or the lease to give back.
@@ -85,7 +84,7 @@ func (a *Actor[T]) runPump() {
 		a:        a,
 		ready:    true,
 		stopping: a.shut.stopping,
-		results:  make(chan roundResult, maxRounds),
+		results:  make(chan roundResult, a.set.rounds),
 		beat:     time.NewTicker(a.set.heartbeat),
 		timer:    time.NewTimer(time.Hour),
 	}
@@ -112,7 +111,7 @@ func (p *pump[T]) run() {
 		fetch := p.stopping != nil && p.ready && !p.paused
 		beat := p.heartbeat && !p.beating
 		idle := len(p.completions)+len(p.giveBacks) == 0 && !beat && !(fetch && p.a.hasRoom())
-		if idle || p.paused || len(p.inflight) == maxRounds {
+		if idle || p.paused || len(p.inflight) == p.a.set.rounds {
 			// Nothing to do, a round just failed, or as many rounds run
 			// as may.
 			p.wait()

@@ -122,7 +122,7 @@ func TestJetStreamRecovery(t *testing.T) {
 // TestKindNamed checks that every kind, the JetStream ones included, is
 // found by its name, as the recovery cell's child finds its own.
 func TestKindNamed(t *testing.T) {
-	for _, want := range []Kind{PGActor, River, RiverDefaults, JetStream, JetStreamSyncAlways, JetStreamR3} {
+	for _, want := range append([]Kind{PGActor, River, RiverDefaults, JetStream, JetStreamSyncAlways, JetStreamR3}, PGActorRounds...) {
 		got, err := KindNamed(want.Name)
 		if err != nil || got != want {
 			t.Errorf("KindNamed(%q) = %+v, %v; want %+v", want.Name, got, err, want)

@@ -16,12 +16,13 @@ const pgactorName = "bench"
 
 // pgactorQueue is pgactor on a pgpool.Pool.
 type pgactorQueue struct {
+	rounds int // Config.Rounds
 	o      Options
 	pool   *pgpool.Pool
 	sender *pgactor.Actor[int64] // a send-only actor: sends, and Stats
 }
 
-func openPGActor(ctx context.Context, o Options) (*pgactorQueue, error) {
+func openPGActor(ctx context.Context, k Kind, o Options) (*pgactorQueue, error) {
 	cfg, err := pgpool.ParseConfig(o.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("queues: pgactor: %w", err)
@@ -31,7 +32,7 @@ func openPGActor(ctx context.Context, o Options) (*pgactorQueue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queues: pgactor: %w", err)
 	}
-	q := &pgactorQueue{o: o, pool: pool}
+	q := &pgactorQueue{rounds: k.Rounds, o: o, pool: pool}
 	if err := q.open(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("queues: pgactor: %w", err)
@@ -59,6 +60,7 @@ func (q *pgactorQueue) open(ctx context.Context) error {
 func (q *pgactorQueue) config(workers int) pgactor.Config[int64] {
 	return pgactor.Config[int64]{
 		Workers: workers,
+		Rounds:  q.rounds,
 		Schema:  q.o.Schema,
 		Lease:   q.o.Rescue,
 		Logger:  quiet(),

@@ -67,6 +67,9 @@ type Kind struct {
 	// SyncAlways has a jetstream queue's servers fsync every write
 	// instead of every jsserver.DefaultSyncInterval.
 	SyncAlways bool
+	// Rounds is a pgactor queue's Config.Rounds: how many rounds its pump
+	// keeps in flight; 0 for the default.
+	Rounds int
 }
 
 // The kinds the cells compare.
@@ -74,6 +77,13 @@ var (
 	PGActor       = Kind{Name: "pgactor", Queue: "pgactor"}
 	River         = Kind{Name: "river", Queue: "river"}
 	RiverDefaults = Kind{Name: "river-defaults", Queue: "river", RiverDefaults: true}
+
+	// PGActorRounds are pgactor with 4 and 8 rounds in flight instead of
+	// its default 2: what a machine with cores to spare makes of more.
+	PGActorRounds = []Kind{
+		{Name: "pgactor-rounds4", Queue: "pgactor", Rounds: 4},
+		{Name: "pgactor-rounds8", Queue: "pgactor", Rounds: 8},
+	}
 
 	JetStream           = Kind{Name: "jetstream", Queue: "jetstream"}
 	JetStreamSyncAlways = Kind{Name: "jetstream-syncalways", Queue: "jetstream", SyncAlways: true}
@@ -122,7 +132,7 @@ func (o Options) conns() int {
 func Open(ctx context.Context, k Kind, o Options) (Queue, error) {
 	switch k.Queue {
 	case "pgactor":
-		return openPGActor(ctx, o)
+		return openPGActor(ctx, k, o)
 	case "river":
 		return openRiver(ctx, k, o)
 	case "jetstream":
@@ -133,12 +143,12 @@ func Open(ctx context.Context, k Kind, o Options) (Queue, error) {
 
 // KindNamed returns the kind called name.
 func KindNamed(name string) (Kind, error) {
-	for _, k := range []Kind{PGActor, River, RiverDefaults, JetStream, JetStreamSyncAlways, JetStreamR3} {
+	for _, k := range append([]Kind{PGActor, River, RiverDefaults, JetStream, JetStreamSyncAlways, JetStreamR3}, PGActorRounds...) {
 		if k.Name == name {
 			return k, nil
 		}
 	}
-	return Kind{}, fmt.Errorf("queues: unknown kind %q (want pgactor, river, river-defaults, jetstream, jetstream-syncalways or jetstream-r3)", name)
+	return Kind{}, fmt.Errorf("queues: unknown kind %q (want pgactor, pgactor-rounds4, pgactor-rounds8, river, river-defaults, jetstream, jetstream-syncalways or jetstream-r3)", name)
 }
 
 // quiet is the logger the queues get: errors only, on standard error, so
