@@ -12,8 +12,8 @@ import (
 	"github.com/actorpool/actorpool/bench/servers"
 )
 
-// TestMain lets the recovery cell of BenchmarkQueues re-run this binary as
-// the worker process it kills.
+// TestMain lets the recovery and processes cells of BenchmarkQueues re-run
+// this binary as their worker processes.
 func TestMain(m *testing.M) {
 	queues.MaybeChild()
 	os.Exit(m.Run())
@@ -34,15 +34,16 @@ const queuesFullVar = "ACTORPOOL_BENCH_QUEUES"
 // cells: burn-down throughput of pre-inserted no-op tasks, sustained
 // throughput with a producer inserting while workers run (and the tables'
 // or streams' size at the start, the end and the peak), producers sending
-// one task per call (throughput, backlog left, peak size), send-to-start
+// one task per call (throughput, backlog left, peak size), burn-down by
+// worker processes sharing the queue (pgactor and River), send-to-start
 // latency at a rate below saturation, and the time until the task of a
 // worker process killed with SIGKILL runs again. Every cell runs its
 // workload once per iteration; run it with -benchtime 1x. Without
 // PostgreSQL, the pgactor and River cells skip and the JetStream ones run.
 // Set ACTORPOOL_BENCH_QUEUES=1 for the issue's scale (100,000 tasks, 100
-// to 2,000 workers, River's recovery at its default rescue and at ours);
-// three counts took 43 minutes for issue 22, before the producers cell
-// and the rounds kinds:
+// to 2,000 workers, 1 and 4 processes, River's recovery at its default
+// rescue and at ours); three counts took 43 minutes for issue 22, before
+// the producers and processes cells and the rounds kinds:
 //
 //	ACTORPOOL_BENCH_QUEUES=1 go test -run '^$' -bench BenchmarkQueues -benchtime 1x -count 3 -timeout 2h .
 func BenchmarkQueues(b *testing.B) {
@@ -150,6 +151,27 @@ func BenchmarkQueues(b *testing.B) {
 					b.ReportMetric(worked/n, "tasks/s")
 					b.ReportMetric(backlog/n, "backlog-s")
 					b.ReportMetric(peak/n/1e6, "peak-MB")
+				})
+			}
+		}
+	})
+	b.Run("cell=processes", func(b *testing.B) {
+		for _, k := range []queues.Kind{queues.PGActor, queues.River} {
+			for _, procs := range scale.Processes {
+				b.Run(fmt.Sprintf("queue=%s/processes=%d/workers=%d", k.Name, procs, scale.ProcessWorkers), func(b *testing.B) {
+					var sum float64
+					for range b.N {
+						q := open(b, k, 0)
+						ctx, cancel := timeout()
+						perSec, err := queues.Processes(ctx, q, k, scale.BurnDown, procs, scale.ProcessWorkers)
+						cancel()
+						if err != nil {
+							b.Fatal(err)
+						}
+						sum += perSec
+					}
+					hideNsOp(b)
+					b.ReportMetric(sum/float64(b.N), "tasks/s")
 				})
 			}
 		}

@@ -31,6 +31,10 @@ type Scale struct {
 	// producers cell, for ProducersFor.
 	Producers    int
 	ProducersFor time.Duration
+	// Processes are the numbers of worker processes the processes cell
+	// compares, each with ProcessWorkers workers, on BurnDown tasks.
+	Processes      []int
+	ProcessWorkers int
 	// RecoveryCap is how long the recovery cell waits for the killed
 	// worker's task before it gives up and reports the cap.
 	RecoveryCap time.Duration
@@ -46,6 +50,7 @@ var (
 		Sustained: 15 * time.Second, Backlog: 20_000,
 		Rate: 1000, LatencyFor: 10 * time.Second, LatencyWorkers: 100,
 		Producers: 16, ProducersFor: 15 * time.Second,
+		Processes: []int{1, 4}, ProcessWorkers: 500,
 		RecoveryCap: time.Minute, RecoveryRiver: true,
 	}
 	Quick = Scale{
@@ -53,6 +58,7 @@ var (
 		Sustained: time.Second, Backlog: 1000,
 		Rate: 200, LatencyFor: time.Second, LatencyWorkers: 20,
 		Producers: 4, ProducersFor: time.Second,
+		Processes: []int{1, 2}, ProcessWorkers: 50,
 		RecoveryCap: 30 * time.Second,
 	}
 )

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,16 +26,28 @@ const (
 const childStarted = "started"
 
 // MaybeChild returns at once unless this process was started as the
-// recovery cell's child; then it runs workers on the queue its environment
-// names, says when a handler begins, and never returns: its handler blocks
-// until the parent kills the process. It also exits when its standard
-// input closes, so that a child whose parent died does not linger.
+// recovery cell's child or a processes cell's; then it runs as that child
+// and exits. The recovery cell's child runs workers on the queue its
+// environment names, says when a handler begins, and never returns: its
+// handler blocks until the parent kills the process. It also exits when
+// its standard input closes, so that a child whose parent died does not
+// linger. A processes cell's child is workerChild.
 func MaybeChild() {
 	name := os.Getenv(childKindVar)
 	if name == "" {
 		return
 	}
-	if err := child(name); err != nil {
+	run := child
+	if w := os.Getenv(childWorkersVar); w != "" {
+		run = func(name string) error {
+			workers, err := strconv.Atoi(w)
+			if err != nil {
+				return fmt.Errorf("%s: %w", childWorkersVar, err)
+			}
+			return workerChild(name, workers)
+		}
+	}
+	if err := run(name); err != nil {
 		fmt.Fprintf(os.Stderr, "queues child: %v\n", err)
 		os.Exit(2)
 	}
