@@ -188,13 +188,9 @@ func (p *pump[T]) newRound(beat bool) *round {
 // rounds to commit.
 func (p *pump[T]) settlingIDs(rd *round) map[int64]bool {
 	ids := make(map[int64]bool)
-	for _, r := range append(p.inflight, rd) {
-		for _, s := range r.completions {
-			ids[s.l.id] = true
-		}
-		for _, s := range r.giveBacks {
-			ids[s.l.id] = true
-		}
+	rd.addSettling(ids)
+	for _, r := range p.inflight {
+		r.addSettling(ids)
 	}
 	return ids
 }

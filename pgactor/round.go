@@ -75,6 +75,17 @@ func (a *Actor[T]) buildRound(rd *round) {
 	}
 }
 
+// addSettling adds to ids the ids of the leases rd settles: those it
+// completes and those it gives back.
+func (rd *round) addSettling(ids map[int64]bool) {
+	for _, s := range rd.completions {
+		ids[s.l.id] = true
+	}
+	for _, s := range rd.giveBacks {
+		ids[s.l.id] = true
+	}
+}
+
 // leasesOf returns the leases of group.
 func leasesOf(group []*settling) []*lease {
 	leases := make([]*lease, len(group))
