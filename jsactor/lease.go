@@ -3,6 +3,7 @@ package jsactor
 import (
 	"cmp"
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -91,8 +92,7 @@ func (a *Actor[T]) expire(h *held) {
 }
 
 // heartbeat renews the leases of the tasks this process holds, every
-// Heartbeat: an in-progress acknowledgement for each, then a round trip
-// that proves the server read them. See prove for what a renewal proves.
+// Heartbeat.
 func (a *Actor[T]) heartbeat() {
 	defer a.bgWG.Done()
 	tick := time.NewTicker(a.set.heartbeat)
@@ -102,30 +102,47 @@ func (a *Actor[T]) heartbeat() {
 		case <-a.runCtx.Done():
 			return
 		case <-tick.C:
+			a.renewLeases()
 		}
-		sent := a.now()
-		a.mu.Lock()
-		hs := make([]*held, 0, len(a.held))
-		for h := range a.held {
-			if h.proven.Load() > int64(sent) {
-				hs = append(hs, h) // a lease once lost is never renewed
-			}
-		}
-		a.mu.Unlock()
-		if len(hs) == 0 {
-			continue
-		}
-		var err error
-		for _, h := range hs {
-			err = cmp.Or(err, h.msg.InProgress())
-		}
-		err = cmp.Or(err, a.nc.FlushTimeout(a.set.heartbeat))
-		if err != nil {
-			a.log.Warn("lease renewal not confirmed by the server; running tasks lose their leases unless a later one is", "tasks", len(hs), "error", err)
-			continue
-		}
-		a.prove(hs, sent)
 	}
+}
+
+// renewLeases renews the leases this process holds and can still prove:
+// an in-progress acknowledgement for each, then a round trip that proves
+// the server read them. See prove for what a renewal proves. A task whose
+// worker acknowledged it after the list was made has nothing to renew and
+// is left out; it does not make the others' renewal fail, which under a
+// stream of short tasks would leave a long task's lease unrenewed at
+// every heartbeat.
+func (a *Actor[T]) renewLeases() {
+	sent := a.now()
+	a.mu.Lock()
+	hs := make([]*held, 0, len(a.held))
+	for h := range a.held {
+		if h.proven.Load() > int64(sent) {
+			hs = append(hs, h) // a lease once lost is never renewed
+		}
+	}
+	a.mu.Unlock()
+	var err error
+	renewing := hs[:0]
+	for _, h := range hs {
+		switch e := h.msg.InProgress(); {
+		case e == nil:
+			renewing = append(renewing, h)
+		case !errors.Is(e, jetstream.ErrMsgAlreadyAckd):
+			err = cmp.Or(err, e)
+		}
+	}
+	if len(renewing) == 0 && err == nil {
+		return
+	}
+	err = cmp.Or(err, a.nc.FlushTimeout(a.set.heartbeat))
+	if err != nil {
+		a.log.Warn("lease renewal not confirmed by the server; running tasks lose their leases unless a later one is", "tasks", len(hs), "error", err)
+		return
+	}
+	a.prove(renewing, sent)
 }
 
 // prove extends the leases of hs after in-progress acknowledgements sent

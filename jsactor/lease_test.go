@@ -1,8 +1,11 @@
 package jsactor
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,4 +73,77 @@ func TestLostRunFenced(t *testing.T) {
 		s, err := b.Stats(ctx)
 		return err == nil && s.Completed == 1 && s.Lost == 1 && s.Running == 0
 	})
+}
+
+// TestRenewalSkipsSettled checks that a heartbeat renews the leases of the
+// running tasks although one task on its list was acknowledged by its
+// worker meanwhile, as a task that completes just as the heartbeat starts
+// is. Its in-progress acknowledgement fails at once ("already
+// acknowledged"), which made the whole renewal fail with a warning, so a
+// steady stream of short tasks could leave a long one unrenewed at every
+// heartbeat.
+func TestRenewalSkipsSettled(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var logs syncBuffer
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	// A long lease: the background heartbeat (every Lease/3) does not
+	// run while the test renews by hand.
+	a, err := New(ctx, nc, "renew", func(ctx context.Context, task actor.Task[int]) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}, Config[int]{Workers: 2, Lease: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer close(release)
+	closeT(t, a)
+	for i := range 2 {
+		if _, err := a.Send(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started
+	<-started
+	a.mu.Lock()
+	var hs []*held
+	for h := range a.held {
+		hs = append(hs, h)
+	}
+	a.mu.Unlock()
+	if len(hs) != 2 {
+		t.Fatalf("%d tasks held, want 2", len(hs))
+	}
+	settled, running := hs[0], hs[1]
+	if err := settled.msg.Ack(); err != nil { // as its worker would, before it forgets the task
+		t.Fatal(err)
+	}
+	before := running.proven.Load()
+	a.renewLeases()
+	if after := running.proven.Load(); after <= before {
+		t.Errorf("the running task's lease was not renewed (proven until %v, before %v)", time.Duration(after), time.Duration(before))
+	}
+	if logs.String() != "" {
+		t.Errorf("the renewal logged: %s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for logs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
