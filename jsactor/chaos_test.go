@@ -72,7 +72,12 @@ func TestChaos(t *testing.T) {
 	leakcheck.Check(t)
 	url := startServer(t).ClientURL()
 	nc := connect(t, url)
-	ctx := ctxT(t)
+	// The test's own deadline, not ctxT's 30 s: it sends for about 20 s
+	// and then waits up to a minute for the queue to drain, and on a
+	// loaded machine it ran past 30 s, every Stats call then failed, and
+	// the drain was never seen.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	sender, err := New(ctx, nc, chaosActor, nil, chaosConfig(log, 0))
 	if err != nil {
