@@ -211,8 +211,8 @@ func (c *child) tail() string {
 	return s
 }
 
-// A lockedBuffer is a bytes.Buffer that a child's output is copied into
-// while the test reads it.
+// A lockedBuffer is a bytes.Buffer that a child's output, or an actor's
+// logs, are written into while the test reads it.
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

@@ -1,11 +1,9 @@
 package jsactor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -85,7 +83,7 @@ func TestLostRunFenced(t *testing.T) {
 func TestRenewalSkipsSettled(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
-	var logs syncBuffer
+	var logs lockedBuffer
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
 	// A long lease: the background heartbeat (every Lease/3) does not
@@ -128,22 +126,4 @@ func TestRenewalSkipsSettled(t *testing.T) {
 	if logs.String() != "" {
 		t.Errorf("the renewal logged: %s", logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use, for logs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
