@@ -31,14 +31,8 @@ const (
 // with handlers that do nothing once the parent says go, and stops them
 // and returns when its standard input closes.
 func workerChild(name string, workers int) error {
-	k, err := KindNamed(name)
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	q, err := Open(ctx, k, Options{
-		DSN: os.Getenv(childDSNVar), Schema: os.Getenv(childSchemaVar), NATS: os.Getenv(childNATSVar), Attach: true,
-	})
+	q, err := openChildQueue(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -67,15 +61,10 @@ type workerProcess struct {
 // on the queue that o (q's ChildOptions) names, and waits until it says
 // it is ready.
 func startWorkerProcess(ctx context.Context, k Kind, o Options, workers int) (*workerProcess, error) {
-	self, err := os.Executable()
+	cmd, err := childCommand(ctx, k, o, childWorkersVar+"="+strconv.Itoa(workers))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self)
-	cmd.Env = append(os.Environ(),
-		childKindVar+"="+k.Name, childWorkersVar+"="+strconv.Itoa(workers),
-		childDSNVar+"="+o.DSN, childSchemaVar+"="+o.Schema, childNATSVar+"="+o.NATS)
-	cmd.Stderr = os.Stderr
 	p := &workerProcess{cmd: cmd, drained: make(chan struct{})}
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err

@@ -54,20 +54,43 @@ func MaybeChild() {
 	os.Exit(0)
 }
 
-func child(name string) error {
+// childCommand returns the command that runs this binary again as a
+// child of kind k on the queue o (a queue's ChildOptions) names, with the
+// variables in extra besides.
+func childCommand(ctx context.Context, k Kind, o Options, extra ...string) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, self)
+	cmd.Env = append(os.Environ(),
+		childKindVar+"="+k.Name, childDSNVar+"="+o.DSN, childSchemaVar+"="+o.Schema, childRescueVar+"="+o.Rescue.String(),
+		childNATSVar+"="+o.NATS)
+	cmd.Env = append(cmd.Env, extra...)
+	cmd.Stderr = os.Stderr
+	return cmd, nil
+}
+
+// openChildQueue opens, in a child, the queue of kind name that the
+// child's environment names, attached to its parent's.
+func openChildQueue(ctx context.Context, name string) (Queue, error) {
 	k, err := KindNamed(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rescue, err := time.ParseDuration(os.Getenv(childRescueVar))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ctx := context.Background()
-	q, err := Open(ctx, k, Options{
+	return Open(ctx, k, Options{
 		DSN: os.Getenv(childDSNVar), Schema: os.Getenv(childSchemaVar), NATS: os.Getenv(childNATSVar),
 		Rescue: rescue, Attach: true,
 	})
+}
+
+func child(name string) error {
+	ctx := context.Background()
+	q, err := openChildQueue(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -103,16 +126,10 @@ func Recovery(ctx context.Context, q Queue, k Kind, cap time.Duration) (res Reco
 	if err := q.InsertBatch(ctx, []int64{1}); err != nil {
 		return res, err
 	}
-	self, err := os.Executable()
+	cmd, err := childCommand(ctx, k, q.ChildOptions())
 	if err != nil {
 		return res, err
 	}
-	o := q.ChildOptions()
-	cmd := exec.CommandContext(ctx, self)
-	cmd.Env = append(os.Environ(),
-		childKindVar+"="+k.Name, childDSNVar+"="+o.DSN, childSchemaVar+"="+o.Schema, childRescueVar+"="+o.Rescue.String(),
-		childNATSVar+"="+o.NATS)
-	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return res, err
