@@ -2,7 +2,11 @@ package pgactor
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestFetchScansNoTable checks that a fetch from a long, analyzed queue
@@ -50,5 +54,69 @@ func TestFetchScansNoTable(t *testing.T) {
 	seq := seqScans() - before
 	if seq != 0 {
 		t.Errorf("a fetch of 100 tasks scanned the table of 20,000 %d times, want none", seq)
+	}
+}
+
+// TestFetchPlannedOnce checks that a connection plans the fetch once, not
+// at every call. A SQL function's body is parsed and planned again at
+// each call; that was a fifth of a busy queue's fetch (perf of a
+// burn-down on PostgreSQL 15), and a fetch is most of what a queue costs
+// its server. The server reports each planning to a client that asks for
+// log_planner_stats at client_min_messages log.
+func TestFetchPlannedOnce(t *testing.T) {
+	r := newRig(t)
+	r.exec(`INSERT INTO {s}.tasks (actor, type, payload, available_at)
+		SELECT 'plans', 'int', '1', now() - interval '1 second' FROM generate_series(1, 400)`)
+
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(r.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans atomic.Int64
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		if n.Message == "PLANNER STATISTICS" {
+			plans.Add(1)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SET client_min_messages = log; SET log_planner_stats = on`); err != nil {
+		t.Fatal(err)
+	}
+	fetch := func() {
+		t.Helper()
+		rows, err := conn.Query(ctx, stmtFetch.in(r.schema), "plans", 10, "worker", int64(5_000_000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n != 10 {
+			t.Fatalf("fetched %d tasks, want 10", n)
+		}
+	}
+	// The first calls plan the fetch, and the server makes custom plans of
+	// the prepared call itself for its first five executions.
+	for range 8 {
+		fetch()
+	}
+	if plans.Load() == 0 {
+		t.Fatal("the server reported no planning: the test cannot see plans")
+	}
+	before := plans.Load()
+	for range 20 {
+		fetch()
+	}
+	if n := plans.Load() - before; n != 0 {
+		t.Errorf("20 fetches on one connection planned %d times, want none: the fetch is planned at every call", n)
 	}
 }

@@ -21,7 +21,7 @@ const DefaultSchema = "pgactor"
 // SchemaVersion is the version of the tables this library reads and writes:
 // Migrate brings a schema to it. It is the number of the last file in
 // migrations/ (TestMigrationFiles checks it).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrationFiles are the migrations, one file a version, named by their
 // four-digit version and what they do: migrations/0002_fetch_by_ctid.sql
@@ -92,6 +92,14 @@ const SchemaVersion = 4
 // ends: its primary key is what refuses a second task for a period, and
 // maintenance deletes the rows of periods that ended, through
 // unique_periods_until.
+//
+// 0005_fetch_planned_once.sql made the fetch a PL/pgSQL function with the
+// same arguments, result and plan, and plan_cache_mode force_generic_plan:
+// PL/pgSQL keeps a statement's plan for the session, where a SQL function
+// parses, analyzes and plans its body at every call — a fifth of the
+// fetch's time on a busy queue, and the fetch is most of what the queue
+// costs its server (TestFetchPlannedOnce). A process of an older version
+// calls it as before.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
