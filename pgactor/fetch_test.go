@@ -2,6 +2,8 @@ package pgactor
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -118,5 +120,79 @@ func TestFetchPlannedOnce(t *testing.T) {
 	}
 	if n := plans.Load() - before; n != 0 {
 		t.Errorf("20 fetches on one connection planned %d times, want none: the fetch is planned at every call", n)
+	}
+}
+
+// TestFetchNotCompiled checks that the server never compiles the fetch's
+// statements to machine code. The fetch's plan is made without its
+// limit's value, which the planner then takes for a tenth of the table:
+// on a queue of some 250,000 tasks the estimate passed jit_above_cost, and
+// every fetch spent 30-35 ms compiling before a run of 2. The test lowers
+// jit_above_cost to 0 rather than fill a table that large, and reads the
+// plans of the fetch's statements through auto_explain.
+func TestFetchNotCompiled(t *testing.T) {
+	r := newRig(t)
+	r.exec(`INSERT INTO {s}.tasks (actor, type, payload, available_at)
+		SELECT 'jit', 'int', '1', now() - interval '1 second' FROM generate_series(1, 100)`)
+
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(r.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var plans []string
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		plans = append(plans, n.Message)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var jit bool
+	if err := conn.QueryRow(ctx, `SELECT pg_jit_available()`).Scan(&jit); err != nil {
+		t.Fatal(err)
+	}
+	if !jit {
+		t.Skip("this server cannot compile queries (pg_jit_available is false), so it cannot compile the fetch either")
+	}
+	for _, set := range []string{
+		`LOAD 'auto_explain'`,
+		`SET auto_explain.log_min_duration = 0`,
+		`SET auto_explain.log_nested_statements = on`,
+		`SET client_min_messages = log`,
+		`SET jit = on`,
+		`SET jit_above_cost = 0`,
+	} {
+		if _, err := conn.Exec(ctx, set); err != nil {
+			t.Fatalf("%s: %v", set, err)
+		}
+	}
+	rows, err := conn.Query(ctx, stmtFetch.in(r.schema), "jit", 10, "worker", int64(5_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	var fetch int
+	for _, p := range plans {
+		if !strings.Contains(p, `"`+r.schema+`".tasks`) {
+			continue // the call itself, which the session's settings compile
+		}
+		fetch++
+		if strings.Contains(p, "JIT:") {
+			t.Errorf("the server compiled a statement of the fetch:\n%s", p)
+		}
+	}
+	if fetch == 0 {
+		t.Fatalf("auto_explain showed no plan of the fetch's statements; it showed %d others: %q", len(plans), plans)
 	}
 }

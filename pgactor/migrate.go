@@ -93,13 +93,23 @@ const SchemaVersion = 5
 // maintenance deletes the rows of periods that ended, through
 // unique_periods_until.
 //
-// 0005_fetch_planned_once.sql made the fetch a PL/pgSQL function with the
-// same arguments, result and plan, and plan_cache_mode force_generic_plan:
-// PL/pgSQL keeps a statement's plan for the session, where a SQL function
-// parses, analyzes and plans its body at every call — a fifth of the
-// fetch's time on a busy queue, and the fetch is most of what the queue
-// costs its server (TestFetchPlannedOnce). A process of an older version
-// calls it as before.
+// 0005_fetch_plpgsql.sql made the fetch a PL/pgSQL function with the same
+// arguments and result, cheaper on the server:
+//
+//   - PL/pgSQL keeps a statement's plan for the session, where a SQL
+//     function parses, analyzes and plans its body at every call — a fifth
+//     of the fetch's time in a burn-down (TestFetchPlannedOnce);
+//     plan_cache_mode force_generic_plan keeps that one plan.
+//   - JIT is off. A plan made without the limit's value takes it for a
+//     tenth of the table, so once a queue held some 250,000 tasks the
+//     estimate passed jit_above_cost, and the server compiled every fetch
+//     to machine code before running it: 30-35 ms, fifteen times the
+//     fetch itself (TestFetchNotCompiled).
+//   - It picks the rows into arrays, then updates them by ctid: the
+//     common table expressions, each stored and read back, cost a sixth
+//     of the fetch.
+//
+// A process of an older version calls it as before.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS

@@ -245,8 +245,8 @@ func (s *store) liveKey(ctx context.Context, db Querier, key string) (uint64, er
 // planner's statistics say. Migration 3 made it take nothing of an actor
 // that is paused, and return the task's headers too, and when the task
 // became due: its available_at before the fetch moved it to the lease's
-// end (lease.due). Migration 5 made it PL/pgSQL, so that a connection
-// plans it once.
+// end (lease.due). Migration 5 made it PL/pgSQL: planned once a
+// connection, never compiled, and without the stored subqueries.
 var stmtFetch = prepare(`SELECT * FROM {s}.fetch(@actor, @limit, @owner, @lease_us)`, "actor", "limit", "owner", "lease_us")
 
 // fetch queues on b the fetch of up to limit tasks, each with a lease of
