@@ -1,0 +1,1 @@
+SELECT fx.cycle(:client_id::text);
