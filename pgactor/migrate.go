@@ -103,10 +103,11 @@ const SchemaVersion = 5
 //   - JIT is off. A plan made without the limit's value takes it for a
 //     tenth of the table, so once a queue held some 250,000 tasks the
 //     estimate passed jit_above_cost, and the server compiled every fetch
-//     to machine code before running it: 30-35 ms, fifteen times the
-//     fetch itself (TestFetchNotCompiled).
-//   - It picks the rows into arrays, then updates them by ctid: the
-//     common table expressions, each stored and read back, cost a sixth
+//     to machine code before running it: 30-35 ms, ten times the fetch
+//     itself (TestFetchNotCompiled).
+//   - It picks the rows into arrays, then updates them by ctid, without
+//     the common table expressions, each stored and read back, that cost
+//     10-17% of the fetch's throughput in docs/benchmarks.md's pgbench
 //     of the fetch.
 //
 // A process of an older version calls it as before.
