@@ -71,21 +71,12 @@ func TestFetchPlannedOnce(t *testing.T) {
 		SELECT 'plans', 'int', '1', now() - interval '1 second' FROM generate_series(1, 400)`)
 
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(r.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var plans atomic.Int64
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+	conn := connectNoticed(t, r.dsn, func(n *pgconn.Notice) {
 		if n.Message == "PLANNER STATISTICS" {
 			plans.Add(1)
 		}
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	})
 	if _, err := conn.Exec(ctx, `SET client_min_messages = log; SET log_planner_stats = on`); err != nil {
 		t.Fatal(err)
 	}
@@ -136,22 +127,13 @@ func TestFetchNotCompiled(t *testing.T) {
 		SELECT 'jit', 'int', '1', now() - interval '1 second' FROM generate_series(1, 100)`)
 
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(r.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var plans []string
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+	conn := connectNoticed(t, r.dsn, func(n *pgconn.Notice) {
 		mu.Lock()
 		defer mu.Unlock()
 		plans = append(plans, n.Message)
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	})
 	var jit bool
 	if err := conn.QueryRow(ctx, `SELECT pg_jit_available()`).Scan(&jit); err != nil {
 		t.Fatal(err)
@@ -195,4 +177,21 @@ func TestFetchNotCompiled(t *testing.T) {
 	if fetch == 0 {
 		t.Fatalf("auto_explain showed no plan of the fetch's statements; it showed %d others: %q", len(plans), plans)
 	}
+}
+
+// connectNoticed opens a connection to dsn, closed when the test ends,
+// that hands every notice the server sends to notice.
+func connectNoticed(t *testing.T, dsn string, notice func(*pgconn.Notice)) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { notice(n) }
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }
