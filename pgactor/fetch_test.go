@@ -39,18 +39,7 @@ func TestFetchScansNoTable(t *testing.T) {
 		return n
 	}
 	before := seqScans()
-	rows, err := tx.Query(ctx, stmtFetch.in(r.schema), "long", 100, "worker", int64(5_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for rows.Next() {
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n != 100 {
+	if n := fetchTasks(t, tx, r.schema, "long", 100); n != 100 {
 		t.Fatalf("fetched %d tasks, want 100", n)
 	}
 	seq := seqScans() - before
@@ -82,18 +71,7 @@ func TestFetchPlannedOnce(t *testing.T) {
 	}
 	fetch := func() {
 		t.Helper()
-		rows, err := conn.Query(ctx, stmtFetch.in(r.schema), "plans", 10, "worker", int64(5_000_000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for rows.Next() {
-			n++
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if n != 10 {
+		if n := fetchTasks(t, conn, r.schema, "plans", 10); n != 10 {
 			t.Fatalf("fetched %d tasks, want 10", n)
 		}
 	}
@@ -118,9 +96,9 @@ func TestFetchPlannedOnce(t *testing.T) {
 // statements to machine code. The fetch's plan is made without its
 // limit's value, which the planner then takes for a tenth of the table:
 // on a queue of some 250,000 tasks the estimate passed jit_above_cost, and
-// every fetch spent 30-35 ms compiling before a run of 2. The test lowers
-// jit_above_cost to 0 rather than fill a table that large, and reads the
-// plans of the fetch's statements through auto_explain.
+// every fetch spent 30-35 ms compiling before a run of 2-3 ms. The test
+// lowers jit_above_cost to 0 rather than fill a table that large, and
+// reads the plans of the fetch's statements through auto_explain.
 func TestFetchNotCompiled(t *testing.T) {
 	r := newRig(t)
 	r.exec(`INSERT INTO {s}.tasks (actor, type, payload, available_at)
@@ -153,13 +131,8 @@ func TestFetchNotCompiled(t *testing.T) {
 			t.Fatalf("%s: %v", set, err)
 		}
 	}
-	rows, err := conn.Query(ctx, stmtFetch.in(r.schema), "jit", 10, "worker", int64(5_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	if n := fetchTasks(t, conn, r.schema, "jit", 10); n != 10 {
+		t.Fatalf("fetched %d tasks, want 10", n)
 	}
 
 	mu.Lock()
@@ -194,4 +167,23 @@ func connectNoticed(t *testing.T, dsn string, notice func(*pgconn.Notice)) *pgx.
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
+}
+
+// fetchTasks runs the pump's fetch of up to limit tasks of actor in
+// schema on db, as owner "worker" with a lease of 5 s, and returns how
+// many it took.
+func fetchTasks(t *testing.T, db Querier, schema, actor string, limit int) int {
+	t.Helper()
+	rows, err := db.Query(context.Background(), stmtFetch.in(schema), actor, limit, "worker", int64(5_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

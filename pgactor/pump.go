@@ -69,7 +69,6 @@ type pump[T any] struct {
 	paused    bool            // a round failed: wait for timer before the next
 	backoff   time.Duration   // how long, doubling while rounds fail
 	inflight  []*round        // rounds running
-	beating   bool            // one of them renews the leases
 	wakes     int             // wake-ups and polls so far, to tell those a round in flight missed
 	results   chan roundResult
 	beat      *time.Ticker // the heartbeat's
@@ -109,7 +108,7 @@ func (p *pump[T]) run() {
 		default:
 		}
 		fetch := p.stopping != nil && p.ready && !p.paused
-		beat := p.heartbeat && !p.beating
+		beat := p.heartbeat && !p.beating()
 		idle := len(p.completions)+len(p.giveBacks) == 0 && !beat && !(fetch && p.a.hasRoom())
 		if idle || p.paused || len(p.inflight) == p.a.set.rounds {
 			// Nothing to do, a round just failed, or as many rounds run
@@ -195,6 +194,12 @@ func (p *pump[T]) settlingIDs(rd *round) map[int64]bool {
 	return ids
 }
 
+// beating reports whether a round in flight renews the leases: one
+// heartbeat runs at a time.
+func (p *pump[T]) beating() bool {
+	return slices.ContainsFunc(p.inflight, func(r *round) bool { return r.heartbeat })
+}
+
 // A roundResult is what a round in flight reports to the pump.
 type roundResult struct {
 	rd      *round
@@ -205,7 +210,6 @@ type roundResult struct {
 // launch runs rd on a goroutine of its own.
 func (p *pump[T]) launch(rd *round) {
 	p.inflight = append(p.inflight, rd)
-	p.beating = p.beating || rd.heartbeat
 	go func() {
 		fetched, err := p.a.runRound(rd)
 		p.results <- roundResult{rd: rd, err: err, fetched: fetched}
@@ -219,9 +223,6 @@ func (p *pump[T]) absorb(res roundResult) {
 	a := p.a
 	rd := res.rd
 	p.inflight = slices.DeleteFunc(p.inflight, func(r *round) bool { return r == rd })
-	if rd.heartbeat {
-		p.beating = false
-	}
 	if res.err != nil {
 		completions, giveBacks := a.failRound(rd, res.err, false)
 		p.completions, p.giveBacks = append(completions, p.completions...), append(giveBacks, p.giveBacks...)
