@@ -1,0 +1,1 @@
+SELECT fx.cycle2(:client_id::text);
