@@ -9,6 +9,7 @@ import (
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/internal/testenv"
+	"github.com/jackc/pgx/v5"
 )
 
 // BenchmarkSend measures concurrent sends outside transactions, with the
@@ -75,6 +76,37 @@ func BenchmarkBurnDown(b *testing.B) {
 			})
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+		})
+	}
+}
+
+// BenchmarkHeartbeat measures the heartbeat of n leases held by one
+// instance, one round trip each: the statement that names the most leases
+// at once, and so shows what the fence costs per lease as n grows.
+//
+//	go test -run '^$' -bench BenchmarkHeartbeat ./pgactor
+func BenchmarkHeartbeat(b *testing.B) {
+	dsn := testenv.Postgres(b)
+	for _, n := range []int{250, 1000, 4000} {
+		b.Run(fmt.Sprintf("leases=%d", n), func(b *testing.B) {
+			p := newPool(b, dsn, 2)
+			r := &rig{t: b, dsn: dsn, pool: p, schema: newSchema(b, p)}
+			a := start(r, "beat", nil, Config[int]{Logger: quiet(b)})
+			leases := heldLeases(r, a, n)
+			held := make(map[int64]bool, n)
+			b.ResetTimer()
+			for range b.N {
+				batch := &pgx.Batch{}
+				a.store.heartbeat(batch, leases, time.Minute, held)
+				if err := a.store.runBatch(context.Background(), batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if len(held) != n {
+				b.Fatalf("the heartbeat found %d of %d leases held", len(held), n)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/lease")
 		})
 	}
 }

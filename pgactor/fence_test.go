@@ -3,10 +3,12 @@ package pgactor
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/jackc/pgx/v5"
 )
 
 // takeOver does by hand what another worker's fetch does to a task whose
@@ -73,5 +75,102 @@ func TestFencing(t *testing.T) {
 				t.Errorf("the late %s was counted: %+v", outcome, s)
 			}
 		})
+	}
+}
+
+// heldLeases sends n tasks through a and makes each of them leased to a's
+// instance with fencing token 1, as a fetch would, without running them;
+// it returns their leases in a shuffled order, as the heartbeat names
+// them (from a map).
+func heldLeases(r *rig, a *Actor[int], n int) []*lease {
+	r.t.Helper()
+	ids, err := a.SendBatch(context.Background(), make([]int, n))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.exec(`UPDATE {s}.tasks SET owner = $1, runs = 1, available_at = now() + interval '1 hour'`, a.store.owner)
+	leases := make([]*lease, n)
+	for i, id := range ids {
+		leases[i] = &lease{id: int64(id), token: 1}
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { leases[i], leases[j] = leases[j], leases[i] })
+	return leases
+}
+
+// fencedLeases makes the leases of a statement that settles many at once:
+// 300 tasks held by a's instance, named in a shuffled order; every tenth
+// passed to another worker's lease (token 2), returned in stolen; and one
+// this instance lost and took again (token 3), again, named twice — the
+// late worker's lease first, token 1, then the new one.
+func fencedLeases(r *rig, a *Actor[int]) (named []*lease, stolen map[int64]bool, again int64) {
+	leases := heldLeases(r, a, 300)
+	stolen = make(map[int64]bool)
+	for i, l := range leases {
+		if i%10 == 0 {
+			r.exec(`UPDATE {s}.tasks SET runs = 2 WHERE id = $1`, l.id)
+			stolen[l.id] = true
+		}
+	}
+	again = leases[1].id
+	r.exec(`UPDATE {s}.tasks SET runs = 3 WHERE id = $1`, again)
+	leases[1] = &lease{id: again, token: 3}
+	return append([]*lease{{id: again, token: 1}}, leases...), stolen, again
+}
+
+// TestFenceComplete completes many leases at once, in any order, some
+// fenced off and one named twice, and checks that it deletes exactly the
+// rows whose lease it names, and records for each the token of the lease
+// that completed it: the fence looks each row's token up by its id, not
+// by its place among the leases the pump handed it.
+func TestFenceComplete(t *testing.T) {
+	r := newRig(t)
+	a := start(r, "fence", nil, Config[int]{Logger: quiet(t)})
+	named, stolen, again := fencedLeases(r, a)
+	done := make(map[int64]int32)
+	b := &pgx.Batch{}
+	a.store.complete(b, named, done)
+	if err := a.store.runBatch(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range named[1:] {
+		want := map[bool]int32{true: 0, false: l.token}[stolen[l.id]]
+		if got := done[l.id]; got != want {
+			t.Errorf("task %d (stolen %v): completed by token %d, want %d", l.id, stolen[l.id], got, want)
+		}
+	}
+	if done[again] != 3 {
+		t.Errorf("the task taken again was completed by token %d, want 3", done[again])
+	}
+	if n := r.count(`SELECT count(*) FROM {s}.tasks`); n != len(stolen) {
+		t.Errorf("%d tasks left, want the %d stolen", n, len(stolen))
+	}
+}
+
+// TestFenceHeartbeat renews many leases at once, as TestFenceComplete
+// completes them, and checks that it finds held exactly those it names.
+func TestFenceHeartbeat(t *testing.T) {
+	r := newRig(t)
+	a := start(r, "fence", nil, Config[int]{Logger: quiet(t)})
+	named, stolen, _ := fencedLeases(r, a)
+	held := make(map[int64]bool) // the leases found, to whether the task was canceled
+	b := &pgx.Batch{}
+	a.store.heartbeat(b, named, time.Minute, held)
+	if err := a.store.runBatch(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range named[1:] {
+		if _, got := held[l.id]; got == stolen[l.id] {
+			t.Errorf("task %d (stolen %v): found held %v", l.id, stolen[l.id], got)
+		}
+	}
+	if want := len(named) - 1 - len(stolen); len(held) != want {
+		t.Errorf("%d leases found held, want %d", len(held), want)
+	}
+	// heldLeases leased them for an hour, the heartbeat for a minute.
+	if n := r.count(`SELECT count(*) FROM {s}.tasks WHERE runs = 2 AND available_at < now() + interval '30 minutes'`); n != 0 {
+		t.Errorf("%d fenced-off leases renewed", n)
+	}
+	if n, want := r.count(`SELECT count(*) FROM {s}.tasks WHERE runs <> 2 AND available_at < now() + interval '30 minutes'`), len(held); n != want {
+		t.Errorf("%d leases renewed, want %d", n, want)
 	}
 }

@@ -42,7 +42,9 @@ func (a *Actor[T]) reserve(completing int) (fromIdle, want, spare int) {
 
 // hold makes the leases of the tasks a round fetched, sent at sent, this
 // instance's: each runs out a Lease after sent unless renewed, and gives
-// its handler a context of its own.
+// its handler a context of its own. A task this instance held already
+// was taken again once that lease had run out: the older lease is lost,
+// and its handler told so.
 func (a *Actor[T]) hold(fetched []*lease, sent time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -50,6 +52,9 @@ func (a *Actor[T]) hold(fetched []*lease, sent time.Time) {
 		l.deadline = sent.Add(a.set.lease)
 		l.htx = &handlerTx{pool: a.pool, headers: l.headers}
 		l.ctx, l.cancel = context.WithCancelCause(context.WithValue(context.Background(), taskKey{}, l.htx))
+		if old := a.leases[l.id]; old != nil {
+			old.cancel(ErrLeaseLost)
+		}
 		a.leases[l.id] = l
 	}
 }

@@ -44,12 +44,15 @@ func taskOf[T any](l *lease, payload T) actor.Task[T] {
 }
 
 // forget drops l from the leases this instance holds, once it is settled
-// or lost: it runs no statement.
+// or lost: it runs no statement. A lease that a later one of the same
+// task replaced (hold) leaves that one held.
 func (a *Actor[T]) forget(l *lease) {
 	a.mu.Lock()
 	if !l.forgotten {
 		l.forgotten = true
-		delete(a.leases, l.id)
+		if a.leases[l.id] == l {
+			delete(a.leases, l.id)
+		}
 	}
 	a.mu.Unlock()
 }

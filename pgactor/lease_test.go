@@ -182,3 +182,33 @@ func testLeaseRenewedUnderLoad(t *testing.T, rounds int) {
 		t.Errorf("stats %+v: no run should be lost", s)
 	}
 }
+
+// TestLeaseTakenAgain checks what becomes of a lease whose task this
+// instance fetched again once that lease had run out (a pump stalled past
+// the lease, its heartbeats lost): the old lease's handler is told it is
+// lost, and settling the old lease leaves the new one held, so that the
+// heartbeat still renews it.
+func TestLeaseTakenAgain(t *testing.T) {
+	r := newRig(t)
+	a := start(r, "again", nil, Config[int]{Logger: quiet(t)})
+	old, again := &lease{id: 7, token: 1}, &lease{id: 7, token: 2}
+	a.hold([]*lease{old}, time.Now())
+	a.hold([]*lease{again}, time.Now())
+	if cause := context.Cause(old.ctx); cause != ErrLeaseLost {
+		t.Errorf("the old lease's handler context ended with %v, want ErrLeaseLost", cause)
+	}
+	if again.ctx.Err() != nil {
+		t.Errorf("the new lease's handler context ended: %v", context.Cause(again.ctx))
+	}
+	a.forget(old)
+	a.mu.Lock()
+	held := a.leases[7]
+	a.mu.Unlock()
+	if held != again {
+		t.Errorf("after the old lease was settled, the instance holds %+v, want the new lease", held)
+	}
+	a.forget(again)
+	if n := a.running(); n != 0 {
+		t.Errorf("%d leases held after both were settled", n)
+	}
+}

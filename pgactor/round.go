@@ -24,9 +24,9 @@ type round struct {
 
 	// What buildRound queued, and the batch's rows fill in.
 	batch     *pgx.Batch
-	completed map[int64]bool // the completions committed, by task id
-	beat      []*lease       // the leases the heartbeat renews
-	held      map[int64]bool // those it found still held, by task id: canceled or not
+	completed map[int64]int32 // the completions committed: task id to its lease's fencing token
+	beat      []*lease        // the leases the heartbeat renews
+	held      map[int64]bool  // those it found still held, by task id: canceled or not
 	fetched   []*lease
 }
 
@@ -50,7 +50,7 @@ func (a *Actor[T]) runRound(rd *round) (int, error) {
 // buildRound queues rd's statements on its batch.
 func (a *Actor[T]) buildRound(rd *round) {
 	rd.batch = &pgx.Batch{}
-	rd.completed = make(map[int64]bool, len(rd.completions))
+	rd.completed = make(map[int64]int32, len(rd.completions))
 	if len(rd.completions) > 0 {
 		a.store.complete(rd.batch, leasesOf(rd.completions), rd.completed)
 	}
@@ -114,7 +114,7 @@ func (a *Actor[T]) applyRound(rd *round, sent time.Time) {
 	next := rd.fetched
 	for _, s := range rd.completions {
 		o := outcome{}
-		if !rd.completed[s.l.id] {
+		if rd.completed[s.l.id] != s.l.token {
 			o.err = errRefused
 		}
 		if len(next) > 0 {

@@ -180,10 +180,10 @@ var moveDrivers = map[string]moveDriver{
 	},
 	"complete": {
 		move: func(c *moveCase) {
-			c.batch(func(b *pgx.Batch) { c.s.complete(b, []*lease{c.lease}, map[int64]bool{}) })
+			c.batch(func(b *pgx.Batch) { c.s.complete(b, []*lease{c.lease}, map[int64]int32{}) })
 		},
 		refuse: func(c *moveCase) {
-			c.batch(func(b *pgx.Batch) { c.s.complete(b, []*lease{c.stale()}, map[int64]bool{}) })
+			c.batch(func(b *pgx.Batch) { c.s.complete(b, []*lease{c.stale()}, map[int64]int32{}) })
 		},
 	},
 	"giveBack": {
