@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"sync"
@@ -80,6 +81,51 @@ func newRig(t testing.TB) *rig {
 	dsn := testenv.Postgres(t)
 	p := newPool(t, dsn, 8)
 	return &rig{t: t, dsn: dsn, pool: p, schema: newSchema(t, p)}
+}
+
+// newDatabaseRig is newRig in a database of the test's own, dropped when
+// t ends. VACUUM keeps every row version that a transaction open anywhere
+// in the same database might still see, so a test of what it removes
+// needs a database in which no other test's transactions run.
+func newDatabaseRig(t testing.TB) *rig {
+	t.Helper()
+	testenv.CheckGoroutines(t)
+	base := testenv.Postgres(t)
+	name := fmt.Sprintf("pgactor_test_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	admin, err := pgx.Connect(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	dsn := withDatabase(base, name)
+	p := newPool(t, dsn, 8)
+	return &rig{t: t, dsn: dsn, pool: p, schema: newSchema(t, p)}
+}
+
+// withDatabase returns dsn, a URL or keyword/value connection string,
+// naming database db.
+func withDatabase(dsn, db string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		u.Path = "/" + db
+		return u.String()
+	}
+	return dsn + " dbname=" + db
 }
 
 // quiet is a logger for the actors of tests that provoke warnings.
