@@ -13,6 +13,11 @@ import (
 type backend interface {
 	// describe names the server, such as "embedded Redis at 127.0.0.1:40123".
 	describe() string
+	// scratch names what the run writes on the server and close removes,
+	// such as "keys actorpool-demo:3f9a0c1b22d4:*", or is "" when nothing
+	// outlives the run (an embedded server): a run that was killed leaves
+	// it behind, and the header says what to look for.
+	scratch() string
 	// request runs one client request on a connection of the request pool,
 	// and sets r.got to when the connection was in hand.
 	request(ctx context.Context, r *request) error

@@ -334,6 +334,9 @@ func demo(ctx context.Context, stopSignals func(), f demoFlags, stdout, stderr i
 	}
 
 	fmt.Fprintf(stdout, "actorpool demo: %d clients for %s against %s\n", f.clients, fmtSeconds(f.duration), b.describe())
+	if s := b.scratch(); s != "" {
+		fmt.Fprintf(stdout, "  writes %s, removed at the end\n", s)
+	}
 	fmt.Fprintf(stdout, "  pool %q: %d connections for requests; actor %q: %s writing audit records through pool %q (%d)\n",
 		s.reqPool.Name, s.reqPool.MaxObjects, s.audit.Name, workersOf(s.audit), s.auditPool.Name, s.auditPool.MaxObjects)
 	if durable != nil {

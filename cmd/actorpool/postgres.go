@@ -105,6 +105,8 @@ func (b *postgresBackend) where() string {
 
 func (b *postgresBackend) describe() string { return "PostgreSQL at " + b.where() }
 
+func (b *postgresBackend) scratch() string { return "schema " + b.schema }
+
 func (b *postgresBackend) request(ctx context.Context, r *request) error {
 	return b.requests.With(ctx, func(ctx context.Context, c *pgpool.Conn) error {
 		r.got = now()

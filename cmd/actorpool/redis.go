@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/alicebob/miniredis/v2"
@@ -56,6 +57,13 @@ func newRedisBackend(ctx context.Context, addr string, reqCfg, auditCfg actorpoo
 		return nil, err
 	}
 	return b, nil
+}
+
+func (b *redisBackend) scratch() string {
+	if b.server != nil {
+		return ""
+	}
+	return "keys " + b.prefix + "*"
 }
 
 func (b *redisBackend) describe() string {
@@ -111,11 +119,27 @@ func (b *redisBackend) stats() (actorpool.Stats, actorpool.Stats) {
 	return b.requests.Stats(), b.audits.Stats()
 }
 
+// removeKeys deletes every key the run may have written: its views, its
+// audit list and a session for each user, a thousand keys a command.
+// Sessions would expire by themselves, but not before another run, or a
+// test, looked for what this one left.
+func (b *redisBackend) removeKeys(ctx context.Context) error {
+	keys := []any{b.prefix + "views", b.prefix + "audit"}
+	for u := range numUsers {
+		keys = append(keys, b.prefix+"session:"+strconv.Itoa(u))
+	}
+	for chunk := range slices.Chunk(keys, 1000) {
+		if _, err := b.requests.Do(ctx, "DEL", chunk...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (b *redisBackend) close(ctx context.Context) error {
 	var errs []error
 	if b.server == nil && b.requests != nil {
-		// Sessions expire by themselves; the rest is removed.
-		if _, err := b.requests.Do(ctx, "DEL", b.prefix+"views", b.prefix+"audit"); err != nil && !errors.Is(err, actorpool.ErrClosed) {
+		if err := b.removeKeys(ctx); err != nil && !errors.Is(err, actorpool.ErrClosed) {
 			errs = append(errs, fmt.Errorf("removing the demo's keys: %w", err))
 		}
 	}

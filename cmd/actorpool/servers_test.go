@@ -42,18 +42,35 @@ func TestDemoRedis(t *testing.T) {
 	}
 	checkSummary(t, o.stdout)
 
+	prefix := scratchOf(t, o.stdout, "keys ")
+	if !strings.HasPrefix(prefix, "actorpool-demo:") || !strings.HasSuffix(prefix, ":*") {
+		t.Fatalf("the header names keys %q, want actorpool-demo:<run>:*\n%v", prefix, o)
+	}
 	c, err := redis.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	left, err := redis.Strings(c.Do("KEYS", "actorpool-demo:*:audit"))
+	// Only this run's keys: other runs may share the server.
+	left, err := redis.Strings(c.Do("KEYS", prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(left) > 0 {
-		t.Errorf("the demo left its audit lists behind: %v", left)
+		t.Errorf("the demo left its keys behind: %v", left)
 	}
+}
+
+// scratchOf returns what the demo's header says the run writes, after
+// kind ("keys " or "schema "), failing t when it says nothing.
+func scratchOf(t *testing.T, stdout, kind string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(stdout, "\n  writes "+kind)
+	what, _, ok2 := strings.Cut(rest, ", removed at the end\n")
+	if !ok || !ok2 {
+		t.Fatalf("the header does not say which %s the run writes\n%s", strings.TrimSpace(kind), stdout)
+	}
+	return what
 }
 
 // TestDemoPostgres runs the demo against the PostgreSQL server of
@@ -70,17 +87,22 @@ func TestDemoPostgres(t *testing.T) {
 	}
 	checkSummary(t, o.stdout)
 
+	schema := scratchOf(t, o.stdout, "schema ")
+	if !strings.HasPrefix(schema, "actorpool_demo_") {
+		t.Fatalf("the header names schema %q, want actorpool_demo_<run>\n%v", schema, o)
+	}
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
+	// Only this run's schema: other runs may share the server.
 	var n int
-	if err := c.QueryRow(ctx, "SELECT count(*) FROM information_schema.schemata WHERE schema_name LIKE 'actorpool_demo_%'").Scan(&n); err != nil {
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1", schema).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
-		t.Errorf("the demo left %d schemas actorpool_demo_* behind", n)
+		t.Errorf("the demo left its schema %s behind", schema)
 	}
 }
