@@ -11,7 +11,12 @@
 # ended), pool16.txt and pool2.txt (the contended cells, actorpool,
 # smartconnpool and the channel back to back in each, at GOMAXPROCS 16
 # and pinned to 2 cores), uncontended16.txt, and queues16.txt (the queue
-# cells at GOMAXPROCS 16: burn-down, sustained, producers, processes).
+# cells at GOMAXPROCS 16: burn-down, sustained, producers, processes),
+# and for one burn-down each of pgactor at 2 and 4 rounds, profile16.txt
+# (its result, slowed by the sampler beside it: on 2 cores, 23k tasks/s
+# against 60-70k; the queue cells are the figures), waits16-<queue>.txt
+# (what the server's backends waited on) and cpu16-<queue>.prof (the Go
+# process; go tool pprof reads it without the binary).
 # Compare with benchstat, e.g.
 #
 #   benchstat -filter '.unit:(ops/s OR p99.9-sec)' -col '/pool@(actorpool smartconnpool chan)' pool16.txt
@@ -65,6 +70,20 @@ for i in 1 2 3; do
 		queue "burndown/queue=$q\$/workers=$workers\$" 20 "burn-down $q, run $i"
 	done
 done
+# Where a burn-down's time goes at 2,000 workers, with 2 and 4 rounds in
+# flight: what the server's backends wait on (waits.sql, sampled every
+# 10 ms through the inserts and the burn-down) and the Go process's CPU
+# profile.
+profile() { # queue
+	fits 25 "profile of $1" || return 1
+	psql "$ACTORPOOL_POSTGRES" -X -q -v n=1000 -f "$(dirname "$0")/waits.sql" > "$out/waits16-$1.txt" 2>&1 &
+	ACTORPOOL_BENCH_QUEUES=$full GOMAXPROCS=$procs "$B" -test.run '^$' -test.bench "BenchmarkQueues/cell=burndown/queue=$1\$/workers=$many\$" \
+		-test.benchtime 1x -test.cpuprofile "$out/cpu16-$1.prof" 2>&1 | grep -E '^Benchmark|FAIL|panic' >> "$out/profile16.txt"
+	wait
+	note "profile of $1 done at $(el)s"
+}
+profile pgactor
+profile pgactor-rounds4
 for i in 1 2; do
 	for q in pgactor pgactor-rounds4 river; do
 		queue "sustained/queue=$q\$/workers=$many\$" 25 "sustained $q, run $i"
