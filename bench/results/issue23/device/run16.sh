@@ -71,12 +71,12 @@ for i in 1 2 3; do
 	done
 done
 # Where a burn-down's time goes at 2,000 workers, with 2 and 4 rounds in
-# flight: what the server's backends wait on (waits.sql, sampled every
-# 10 ms through the inserts and the burn-down) and the Go process's CPU
-# profile.
+# flight: what the server's backends wait on (durable/profile/waits.sql,
+# sampled every 10 ms through the inserts and the burn-down) and the Go
+# process's CPU profile.
 profile() { # queue
 	fits 25 "profile of $1" || return 1
-	psql "$ACTORPOOL_POSTGRES" -X -q -v n=1000 -f "$(dirname "$0")/waits.sql" > "$out/waits16-$1.txt" 2>&1 &
+	psql "$ACTORPOOL_POSTGRES" -X -q -v n=1000 -f "$(dirname "$0")/../durable/profile/waits.sql" > "$out/waits16-$1.txt" 2>&1 &
 	ACTORPOOL_BENCH_QUEUES=$full GOMAXPROCS=$procs "$B" -test.run '^$' -test.bench "BenchmarkQueues/cell=burndown/queue=$1\$/workers=$many\$" \
 		-test.benchtime 1x -test.cpuprofile "$out/cpu16-$1.prof" 2>&1 | grep -E '^Benchmark|FAIL|panic' >> "$out/profile16.txt"
 	wait
