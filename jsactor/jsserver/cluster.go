@@ -126,21 +126,27 @@ func freePorts(host string, n int) ([]int, error) {
 	return ports, nil
 }
 
-// waitCurrent waits until a server leads the JetStream meta group and
-// every server follows it.
+// waitCurrent waits until a server leads the JetStream meta group, every
+// server follows it, and the leader can place a stream on every server.
+// Following is not enough: the leader places a stream's replicas only on
+// servers whose statistics it has received since they came up, and until
+// it has, a stream of three replicas is refused with "no suitable peers
+// for placement" (a CI run of the bench module met it).
 func (c *Cluster) waitCurrent(d time.Duration) error {
 	deadline := time.Now().Add(d)
 	for {
-		leader, current := false, true
+		placeable, current := 0, true
 		for _, s := range c.servers {
-			leader = leader || s.srv.JetStreamIsLeader()
 			current = current && s.srv.JetStreamIsCurrent()
+			if s.srv.JetStreamIsLeader() {
+				placeable = len(s.srv.JetStreamClusterPeers())
+			}
 		}
-		if leader && current {
+		if placeable == len(c.servers) && current {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("jsserver: the cluster elected no JetStream meta leader all servers follow within %v", d)
+			return fmt.Errorf("jsserver: within %v the cluster did not elect a JetStream meta leader that all %d servers follow and can each hold a replica (%d can)", d, len(c.servers), placeable)
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
