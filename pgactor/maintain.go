@@ -17,7 +17,7 @@ import (
 // process wins until the first has finished — folds the counters'
 // increments into one row per actor, and vacuums and analyzes the
 // schema's tables as tableCare decides. A round that vacuumed more than
-// vacuumBudget dead rows brings the next round sooner (nextMaintenance):
+// vacuumBudget dead rows brings the next rounds sooner (maintainPace):
 // a queue's churn grows with the machine, and a fixed interval would let
 // a faster machine leave more dead rows between vacuums, and so bigger
 // tables.
@@ -43,22 +43,44 @@ func tableCare(dead, live, changed int64, sinceAnalyze time.Duration) (vacuum, a
 	return vacuum, analyze
 }
 
-// nextMaintenance returns how long after a round that vacuumed a table of
-// dead rows (the most of any table it vacuumed; 0 for none) the next round
-// comes: every, or, past vacuumBudget dead rows, sooner in proportion, so
-// that about vacuumBudget rows die between vacuums; at most 8 times as
-// often, since a VACUUM reads the whole table and its indexes.
-func nextMaintenance(every time.Duration, dead int64) time.Duration {
-	if dead <= vacuumBudget {
-		return every
+// A maintainPace paces the maintenance rounds: one every
+// Config.MaintenanceInterval (every), or, for an interval of every after a
+// round that vacuumed more than vacuumBudget dead rows, sooner in
+// proportion, so that about vacuumBudget rows die between vacuums; at most
+// 8 times as often, since a VACUUM reads the whole table and its indexes.
+//
+// The short interval holds for all of every, not only until the next
+// round: the dead rows a round reads are the server's statistics, which a
+// busy backend reports about once a second, so the rounds that come
+// sooner mostly find few rows reported and vacuum nothing. Going back to
+// every after such a round — as pgactor did — left a steady churn
+// vacuumed about once in every and the tables sized by it
+// (docs/benchmarks.md, "Maintenance that keeps its pace").
+type maintainPace struct {
+	every time.Duration
+	short time.Duration // the interval a big vacuum called for
+	until time.Time     // when it ends: every after that vacuum
+}
+
+// next returns how long after a round, ending at now, that vacuumed a
+// table of dead rows (the most of any table it vacuumed; 0 for none) the
+// next round comes.
+func (c *maintainPace) next(now time.Time, dead int64) time.Duration {
+	if dead > vacuumBudget {
+		c.short = max(c.every*vacuumBudget/time.Duration(dead), c.every/8)
+		c.until = now.Add(c.every)
 	}
-	return max(every*vacuumBudget/time.Duration(dead), every/8)
+	if now.Before(c.until) {
+		return c.short
+	}
+	return c.every
 }
 
 // maintainLoop is the maintenance goroutine.
 func (a *Actor[T]) maintainLoop() {
 	defer a.bgWG.Done()
-	every := a.set.maintainEach
+	pace := &maintainPace{every: a.set.maintainEach}
+	every := pace.every
 	t := time.NewTimer(every)
 	defer t.Stop()
 	for {
@@ -76,7 +98,7 @@ func (a *Actor[T]) maintainLoop() {
 			}
 			stop()
 			cancel()
-			every = nextMaintenance(a.set.maintainEach, dead)
+			every = pace.next(time.Now(), dead)
 			t.Reset(every)
 		}
 	}

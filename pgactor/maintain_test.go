@@ -37,23 +37,54 @@ func TestTableCare(t *testing.T) {
 	}
 }
 
-func TestNextMaintenance(t *testing.T) {
+func TestMaintainPace(t *testing.T) {
 	const every = time.Second
-	tests := []struct {
-		name string
-		dead int64
-		want time.Duration
-	}{
-		{"no vacuum", 0, every},
-		{"a small vacuum", vacuumMinDead, every},
-		{"at the budget", vacuumBudget, every},
-		{"twice the budget", 2 * vacuumBudget, every / 2},
-		{"four times the budget", 4 * vacuumBudget, every / 4},
-		{"past eight times the budget", 100 * vacuumBudget, every / 8},
+	type round struct {
+		at   time.Duration // when it ends, from the start
+		dead int64         // the most dead rows it vacuumed
+		want time.Duration // the interval to the next
 	}
+	tests := []struct {
+		name   string
+		rounds []round
+	}{
+		{"no vacuum", []round{{every, 0, every}}},
+		{"a small vacuum", []round{{every, vacuumMinDead, every}}},
+		{"at the budget", []round{{every, vacuumBudget, every}}},
+		{"twice the budget", []round{{every, 2 * vacuumBudget, every / 2}}},
+		{"four times the budget", []round{{every, 4 * vacuumBudget, every / 4}}},
+		{"past eight times the budget", []round{{every, 100 * vacuumBudget, every / 8}}},
+		// The statistics a round reads lag: most of the rounds that come
+		// sooner find few dead rows reported, and vacuum nothing.
+		{"a steady churn", []round{
+			{every, 4 * vacuumBudget, every / 4},
+			{every + every/4, 0, every / 4},
+			{every + every/2, 0, every / 4},
+			{every + 3*every/4, 4 * vacuumBudget, every / 4},
+			{2*every + every/4, 0, every / 4},
+			{2*every + every/2, 0, every / 4},
+		}},
+		{"the churn stops", []round{
+			{every, 4 * vacuumBudget, every / 4},
+			{every + every/4, 0, every / 4},
+			{every + every/2, 0, every / 4},
+			{every + 3*every/4, 0, every / 4},
+			{2 * every, 0, every},
+		}},
+		{"a smaller churn", []round{
+			{every, 8 * vacuumBudget, every / 8},
+			{every + every/8, 2 * vacuumBudget, every / 2},
+			{every + every/8 + every/2, 0, every / 2},
+			{2*every + every/8 + every/2, 0, every},
+		}},
+	}
+	start := time.Now()
 	for _, tt := range tests {
-		if got := nextMaintenance(every, tt.dead); got != tt.want {
-			t.Errorf("%s: nextMaintenance(%v, %d) = %v, want %v", tt.name, every, tt.dead, got, tt.want)
+		c := &maintainPace{every: every}
+		for i, r := range tt.rounds {
+			if got := c.next(start.Add(r.at), r.dead); got != r.want {
+				t.Errorf("%s, round %d (at %v, %d dead rows vacuumed): next round in %v, want %v", tt.name, i, r.at, r.dead, got, r.want)
+			}
 		}
 	}
 }
