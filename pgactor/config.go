@@ -95,9 +95,9 @@ type Config[T any] struct {
 	DisableVacuum bool
 	// MaintenanceInterval is how often this process offers to maintain the
 	// schema's tables — fold the counters, vacuum what needs it — of which
-	// one process does it each interval; 0 means one second. After a
-	// vacuum of many dead rows the next offer comes sooner, down to an
-	// eighth of the interval (see the package doc's Storage and vacuum).
+	// one process does it each interval; 0 means one second. For an
+	// interval after a vacuum of many dead rows the offers come sooner,
+	// down to an eighth of it (see the package doc's Storage and vacuum).
 	MaintenanceInterval time.Duration
 	// Tracer follows each send and each attempt, and carries the sender's
 	// trace context to the handler's (see Tracer and package otelpgactor);

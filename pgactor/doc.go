@@ -218,12 +218,12 @@
 // of a one-row table — folds the counters, runs VACUUM (ANALYZE) on each of
 // the schema's tables holding more than a thousand dead rows and a fifth
 // of its live ones, and ANALYZE on those much changed. A round that
-// vacuumed more than 25,000 dead rows brings the next one sooner, in
-// proportion (up to 8 times as often), so that a faster machine's churn
-// does not grow the tables more between vacuums. VACUUM leaves a table's
-// empty end pages to the rows to come: cutting them off needs the
-// table's exclusive lock, which a busy queue's own statements would keep
-// it waiting for, for seconds. That needs the role
+// vacuumed more than 25,000 dead rows brings the rounds of the next
+// interval sooner, in proportion (up to 8 times as often), so that a
+// faster machine's churn does not grow the tables more between vacuums.
+// VACUUM leaves a table's empty end pages to the rows to come: cutting
+// them off needs the table's exclusive lock, which a busy queue's own
+// statements would keep it waiting for, for seconds. That needs the role
 // that owns the tables (the one that ran Migrate); for another role,
 // PostgreSQL skips the table with a warning: then set Config.DisableVacuum
 // and have autovacuum do it, for instance
