@@ -78,7 +78,12 @@ type rig struct {
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	testenv.CheckGoroutines(t)
-	dsn := testenv.Postgres(t)
+	return rigOn(t, testenv.Postgres(t))
+}
+
+// rigOn returns a rig on the database dsn names.
+func rigOn(t testing.TB, dsn string) *rig {
+	t.Helper()
 	p := newPool(t, dsn, 8)
 	return &rig{t: t, dsn: dsn, pool: p, schema: newSchema(t, p)}
 }
@@ -113,9 +118,7 @@ func newDatabaseRig(t testing.TB) *rig {
 			t.Errorf("drop database %s: %v", name, err)
 		}
 	})
-	dsn := withDatabase(base, name)
-	p := newPool(t, dsn, 8)
-	return &rig{t: t, dsn: dsn, pool: p, schema: newSchema(t, p)}
+	return rigOn(t, withDatabase(base, name))
 }
 
 // withDatabase returns dsn, a URL or keyword/value connection string,
