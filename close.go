@@ -119,6 +119,7 @@ func (k *keeper[T]) abandon(ctxErr error, rest []message) {
 // stopped: Close gave up, so nothing may be kept.
 func (p *Pool[T]) createdLate(obj T, err error) {
 	if err == nil {
+		p.stats.created.Add(1)
 		p.destroyObj(obj)
 		p.stats.destroyed[causeClose].Add(1)
 	}

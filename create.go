@@ -142,6 +142,7 @@ func (p *Pool[T]) create(ctx context.Context, cancel context.CancelFunc, id uint
 		// A fresh object that fails validation is destroyed here, not
 		// leaked, and the take waiting for it gets the reason.
 		if verr := p.validateObj(obj); verr != nil {
+			p.stats.created.Add(1) // made, then destroyed: counted both ways
 			p.destroyObj(obj)
 			p.stats.destroyed[causeInvalid].Add(1)
 			err = fmt.Errorf("new object failed Validate: %w", verr)

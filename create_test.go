@@ -748,3 +748,57 @@ func TestMinIdle(t *testing.T) {
 		release(t, b)
 	})
 }
+
+// Every object Create returned is counted in Created, so that after Close
+// Created equals Destroyed plus Hijacked: also a new object that fails
+// Validate and is destroyed at once, and one whose Create returns after
+// Close gave up waiting for it.
+func TestCreatedCountsEveryObjectDestroyed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		run  func(t *testing.T, f *factory, p *Pool[*conn])
+	}{
+		{"new object failing Validate", func(t *testing.T, f *factory, p *Pool[*conn]) {
+			f.validate = func(c *conn) error { return errors.New("handshake incomplete") }
+			if _, err := p.Acquire(context.Background()); !errors.Is(err, ErrCreateFailed) {
+				t.Fatalf("Acquire = %v, want a create error", err)
+			}
+			if err := p.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"create returning after Close gave up", func(t *testing.T, f *factory, p *Pool[*conn]) {
+			finish := make(chan struct{})
+			f.create = func(ctx context.Context, id int) error {
+				<-finish // ignores its context
+				return nil
+			}
+			go p.Acquire(context.Background())
+			synctest.Wait()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Close = %v, want it to give up at its deadline", err)
+			}
+			close(finish)
+			synctest.Wait()
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &factory{}
+				p, err := New[*conn](f, Config{MaxObjects: 1, Logger: discardLogger()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tt.run(t, f, p)
+				f.checkAllDestroyed(t)
+				s := p.Stats()
+				if s.Destroyed != 1 || s.Created != s.Destroyed+s.Hijacked || s.Total != 0 {
+					t.Errorf("after Close: Created %d, Destroyed %d, Hijacked %d, Total %d; want Created = Destroyed + Hijacked = 1, Total 0",
+						s.Created, s.Destroyed, s.Hijacked, s.Total)
+				}
+			})
+		})
+	}
+}
