@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -200,7 +201,12 @@ func (k *keeper[T]) install(obj T, gen uint64) *slot {
 	s.createdAt = k.now.UnixNano()
 	s.expiresAt = 0
 	if l := p.cfg.MaxLifetime; l > 0 {
-		s.expiresAt = k.now.Add(l - rand.N(p.cfg.LifetimeJitter+1)).UnixNano()
+		// Drawn as a uint64, since LifetimeJitter+1 overflows a Duration
+		// when LifetimeJitter is math.MaxInt64.
+		life := int64(l) - int64(rand.Uint64N(uint64(p.cfg.LifetimeJitter)+1))
+		if s.createdAt <= math.MaxInt64-life {
+			s.expiresAt = s.createdAt + life
+		} // else past what a clock reading holds (year 2262): never
 	}
 	s.testedAt = s.createdAt
 	// The slot's idle clock starts now, whatever it saw of the object

@@ -3,6 +3,7 @@ package actorpool
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -436,4 +437,33 @@ func TestStatsDestroying(t *testing.T) {
 			t.Fatalf("after the Destroy: %+v", s)
 		}
 	})
+}
+
+// A MaxLifetime too long for a clock reading to hold, such as
+// math.MaxInt64 meant as "forever", never retires an object, and a
+// LifetimeJitter as long as it does not crash the keeper.
+func TestHugeMaxLifetime(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		life, jitter time.Duration
+	}{
+		{"MaxLifetime MaxInt64", math.MaxInt64, 0},
+		{"LifetimeJitter MaxInt64", math.MaxInt64, math.MaxInt64},
+		{"MaxLifetime 270 years", 270 * 365 * 24 * time.Hour, time.Hour},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newPool(t, &factory{}, Config{MaxObjects: 4, MaxLifetime: tt.life, LifetimeJitter: tt.jitter})
+				held := acquire(t, p)
+				release(t, acquire(t, p))
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				release(t, held)
+				synctest.Wait()
+				if s := p.Stats(); s.DestroyedBy.Lifetime != 0 || s.Idle != 2 {
+					t.Errorf("objects retired for their lifetime within a minute: %+v", s)
+				}
+			})
+		})
+	}
 }
