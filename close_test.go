@@ -460,3 +460,29 @@ func (w *stallWriter) Write(b []byte) (int, error) {
 	})
 	return len(b), nil
 }
+
+// A Test that Close cancels by its context is not a failed test: its object
+// is destroyed by Close, counted so, and no test failure is logged.
+func TestCloseCancelingTestCountsNoTestFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		started := make(chan struct{})
+		f := &factory{test: func(ctx context.Context, c *conn) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		}}
+		p := newPool(t, f, Config{MaxObjects: 1, ValidationInterval: time.Second, TestTimeout: time.Minute, Logger: logs.logger()})
+		release(t, acquire(t, p))
+		<-started
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := p.Stats(); s.DestroyedBy.TestFailed != 0 || s.DestroyedBy.Closed != 1 {
+			t.Errorf("a test canceled by Close counted as a failure: %+v", s.DestroyedBy)
+		}
+		if strings.Contains(logs.String(), "test failed") {
+			t.Errorf("a test canceled by Close logged as failed:\n%s", logs.String())
+		}
+	})
+}

@@ -191,7 +191,9 @@ func (k *keeper[T]) tested(m message) {
 	case m.timedOut:
 		p.log.Warn("actorpool: test timed out; destroying the object", "timeout", p.cfg.TestTimeout, "err", m.err)
 		k.destroy(m.idx, causeTestTimeout)
-	case m.err != nil:
+	case m.err != nil && !(k.closing && errors.Is(m.err, context.Canceled)):
+		// A Test that returns the cancellation Close gave its context
+		// has not failed; Close destroys its object below.
 		p.log.Warn("actorpool: test failed; destroying the object", "err", m.err)
 		k.destroy(m.idx, causeTestFailed)
 	case k.closing:
