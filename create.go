@@ -178,7 +178,8 @@ func (k *keeper[T]) created(m message) {
 	k.failures = 0
 	p.createErr.Store(nil)
 	p.stats.created.Add(1)
-	s := k.install(m.obj.(T), op.gen)
+	obj, _ := m.obj.(T) // nil when Create of an interface type returned a nil one
+	s := k.install(obj, op.gen)
 	switch {
 	case k.closing:
 		k.destroy(s.idx, causeClose)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -801,4 +802,36 @@ func TestCreatedCountsEveryObjectDestroyed(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A Create of an interface type that returns a nil object and no error
+// gives the take that nil object, as it would a nil pointer, rather than
+// crashing the keeper on the type assertion of a nil interface.
+func TestCreateOfNilInterface(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var destroyed atomic.Int32
+		p, err := New[io.Closer](FactoryFuncs[io.Closer]{
+			CreateFunc:  func(ctx context.Context) (io.Closer, error) { return nil, nil },
+			DestroyFunc: func(io.Closer) { destroyed.Add(1) },
+		}, Config{MaxObjects: 1, Logger: discardLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatalf("Acquire = %v", err)
+		}
+		if l.Value() != nil {
+			t.Errorf("Value = %v, want the nil object Create returned", l.Value())
+		}
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := destroyed.Load(); n != 1 {
+			t.Errorf("Destroy called %d times, want 1", n)
+		}
+	})
 }
