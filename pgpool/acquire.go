@@ -121,7 +121,13 @@ func (p *Pool) take(ctx context.Context) (l actorpool.Lease[*pooledConn], err er
 			}
 			if err != nil {
 				if ok {
-					p.give(l)
+					// Back to the pool as pgxpool puts it back: never
+					// lent, it is neither traced as released nor passed to
+					// AfterRelease.
+					if p.trackIdle {
+						pc.idleSince.Store(time.Now().UnixNano())
+					}
+					l.Release()
 				}
 				return actorpool.Lease[*pooledConn]{}, err
 			}
