@@ -234,3 +234,38 @@ func TestPostgresPrepareConnErrorKeepsConn(t *testing.T) {
 		t.Errorf("created %d, destroyed %d; want 1 kept", st.Created, st.Destroyed)
 	}
 }
+
+// TestPostgresStatCounts checks Stat's counters where pgxpool's count
+// differently from the actorpool counts under them: a take whose context
+// had already ended counts as canceled, and AcquireAllIdle counts no take.
+func TestPostgresStatCounts(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	p := newPGPool(t, dsn, testName(), func(c *Config) { c.MaxConns = 2 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Acquire(ctx); err != context.Canceled {
+		t.Fatalf("Acquire on a canceled context = %v, want context.Canceled", err)
+	}
+	if n := p.Stat().CanceledAcquireCount(); n != 1 {
+		t.Errorf("CanceledAcquireCount after a take on a canceled context = %d, want 1", n)
+	}
+	if err := p.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Stat().AcquireCount(); n != 1 {
+		t.Fatalf("AcquireCount after a Ping = %d, want 1", n)
+	}
+	conns := p.AcquireAllIdle(context.Background())
+	if len(conns) != 1 {
+		t.Fatalf("AcquireAllIdle took %d connections, want 1", len(conns))
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	if n := p.Stat().AcquireCount(); n != 1 {
+		t.Errorf("AcquireCount after AcquireAllIdle = %d, want 1: pgxpool's AcquireAllIdle updates no statistics", n)
+	}
+	if n := p.Stat().CanceledAcquireCount(); n != 1 {
+		t.Errorf("CanceledAcquireCount at the end = %d, want 1", n)
+	}
+}
