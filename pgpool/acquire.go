@@ -58,6 +58,7 @@ func (p *Pool) AcquireAllIdle(ctx context.Context) []*Conn {
 		if !ok {
 			return conns
 		}
+		p.idleSweeps.Add(1)
 		if p.prepare != nil {
 			if ok, err := p.prepare(ctx, l.Value().Conn); !ok || err != nil {
 				l.Destroy()
@@ -98,8 +99,22 @@ func (p *Pool) take(ctx context.Context) (l actorpool.Lease[*pooledConn], err er
 	// As pgxpool does: one more try than there are connections, so that
 	// hooks that refuse every connection still see a fresh one.
 	for range p.maxConns + 1 {
+		// A take on a context already ended fails without waiting, and
+		// actorpool counts it as no canceled wait; pgxpool counts it.
+		var early bool
+		if done := ctx.Done(); done != nil {
+			select {
+			case <-done:
+				early = true
+			default:
+			}
+		}
 		l, err := p.pool.Acquire(ctx)
 		if err != nil {
+			var we *actorpool.WaitError
+			if early && errors.As(err, &we) {
+				p.canceledEarly.Add(1)
+			}
 			return l, takeError(ctx, err)
 		}
 		if l.Nested() {
@@ -121,7 +136,13 @@ func (p *Pool) take(ctx context.Context) (l actorpool.Lease[*pooledConn], err er
 			}
 			if err != nil {
 				if ok {
-					p.give(l)
+					// Back to the pool as pgxpool puts it back: never
+					// lent, it is neither traced as released nor passed to
+					// AfterRelease.
+					if p.trackIdle {
+						pc.idleSince.Store(time.Now().UnixNano())
+					}
+					l.Release()
 				}
 				return actorpool.Lease[*pooledConn]{}, err
 			}

@@ -204,3 +204,68 @@ func TestConnectSeesNewContext(t *testing.T) {
 		t.Errorf("Ping after New's context ended: %v", err)
 	}
 }
+
+// TestPostgresPrepareConnErrorKeepsConn checks that a connection
+// PrepareConn keeps while failing the take (true and an error) goes
+// straight back to the pool, as pgxpool puts it back: the caller never
+// had it, so it is not traced as released, nor passed to AfterRelease.
+func TestPostgresPrepareConnErrorKeepsConn(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	tracer := &countingTracer{}
+	refuse := errors.New("not now")
+	var afterRelease atomic.Int32
+	p := newPGPool(t, dsn, testName(), func(c *Config) {
+		c.MaxConns = 1
+		c.ConnConfig.Tracer = tracer
+		c.PrepareConn = func(context.Context, *pgx.Conn) (bool, error) { return true, refuse }
+		c.AfterRelease = func(*pgx.Conn) bool { afterRelease.Add(1); return true }
+	})
+	if _, err := p.Acquire(context.Background()); err != refuse {
+		t.Fatalf("Acquire = %v, want PrepareConn's error", err)
+	}
+	if r := tracer.releases.Load(); r != 0 {
+		t.Errorf("traced %d releases, want 0: the connection was never lent", r)
+	}
+	testenv.Eventually(t, 10*time.Second, "the connection to be idle", func() bool { return p.Stat().IdleConns() == 1 })
+	if a := afterRelease.Load(); a != 0 {
+		t.Errorf("AfterRelease called %d times, want 0: the connection was never lent", a)
+	}
+	if st := p.Stats(); st.Destroyed != 0 || st.Created != 1 {
+		t.Errorf("created %d, destroyed %d; want 1 kept", st.Created, st.Destroyed)
+	}
+}
+
+// TestPostgresStatCounts checks Stat's counters where pgxpool's count
+// differently from the actorpool counts under them: a take whose context
+// had already ended counts as canceled, and AcquireAllIdle counts no take.
+func TestPostgresStatCounts(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	p := newPGPool(t, dsn, testName(), func(c *Config) { c.MaxConns = 2 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Acquire(ctx); err != context.Canceled {
+		t.Fatalf("Acquire on a canceled context = %v, want context.Canceled", err)
+	}
+	if n := p.Stat().CanceledAcquireCount(); n != 1 {
+		t.Errorf("CanceledAcquireCount after a take on a canceled context = %d, want 1", n)
+	}
+	if err := p.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Stat().AcquireCount(); n != 1 {
+		t.Fatalf("AcquireCount after a Ping = %d, want 1", n)
+	}
+	conns := p.AcquireAllIdle(context.Background())
+	if len(conns) != 1 {
+		t.Fatalf("AcquireAllIdle took %d connections, want 1", len(conns))
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	if n := p.Stat().AcquireCount(); n != 1 {
+		t.Errorf("AcquireCount after AcquireAllIdle = %d, want 1: pgxpool's AcquireAllIdle updates no statistics", n)
+	}
+	if n := p.Stat().CanceledAcquireCount(); n != 1 {
+		t.Errorf("CanceledAcquireCount at the end = %d, want 1", n)
+	}
+}

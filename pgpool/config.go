@@ -201,7 +201,11 @@ func ParseConfig(connString string) (*Config, error) {
 			errList = append(errList, pgconn.NewParseConfigError(connString, "cannot parse "+name, err))
 		}
 	}
-	if len(errList) > 0 {
+	switch len(errList) {
+	case 0:
+	case 1:
+		return nil, errList[0] // the *pgconn.ParseConfigError itself, as pgxpool returns it
+	default:
 		return nil, errors.Join(errList...)
 	}
 	return c, nil

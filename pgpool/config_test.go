@@ -63,6 +63,9 @@ func TestParseConfig(t *testing.T) {
 				if !errors.As(err, &pe) {
 					t.Errorf("ParseConfig's error is a %T, want a *pgconn.ParseConfigError as pgxpool's", err)
 				}
+				if _, ok := err.(*pgconn.ParseConfigError); !ok && !strings.Contains(tt.name, "two") {
+					t.Errorf("ParseConfig's one error is a %T, want the *pgconn.ParseConfigError itself, as pgxpool returns it", err)
+				}
 				return
 			}
 			if err != nil {

@@ -3,6 +3,7 @@ package pgpool
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/actorpool/actorpool"
@@ -25,6 +26,13 @@ type Pool struct {
 	trackIdle     bool
 	acquireTracer AcquireTracer
 	releaseTracer ReleaseTracer
+
+	// Counts that Stat reconciles with pgxpool's: takes whose context had
+	// ended before they began, which actorpool does not count as canceled
+	// (it counts waits), and connections AcquireAllIdle took, which
+	// actorpool counts as acquires and pgxpool does not.
+	canceledEarly atomic.Int64
+	idleSweeps    atomic.Int64
 }
 
 // ShouldPingParams is what Config.ShouldPing is told of a connection taken
@@ -230,7 +238,12 @@ func (p *Pool) Reset() {
 }
 
 // Stat returns the pool's gauges and counters, as pgxpool's Stat does.
-func (p *Pool) Stat() *Stat { return &Stat{s: p.pool.Stats()} }
+func (p *Pool) Stat() *Stat {
+	// The sweeps first: each is counted after its acquire, so the
+	// acquires read next include every sweep read here.
+	sweeps := p.idleSweeps.Load()
+	return &Stat{s: p.pool.Stats(), canceledEarly: p.canceledEarly.Load(), idleSweeps: sweeps}
+}
 
 // Stats returns every gauge and counter of the pool: wait and create
 // errors, destroys by cause, leaks, and what Stat returns.

@@ -86,16 +86,21 @@ func (errRows) TypeMap() *pgtype.Map                         { return nil }
 
 // poolRow gives its connection back when scanned.
 type poolRow struct {
-	row   pgx.Row
-	p     *Pool
-	lease actorpool.Lease[*pooledConn]
+	row      pgx.Row
+	p        *Pool
+	lease    actorpool.Lease[*pooledConn]
+	released bool
 }
 
 // Scan scans the row and gives the connection back, even when a
 // destination's scanner panics: the connection, its result unread, is then
-// closed by the pool, and the panic goes on.
+// closed by the pool, and the panic goes on. A second Scan gives nothing
+// back again.
 func (r *poolRow) Scan(dest ...any) error {
-	defer r.p.give(r.lease)
+	if !r.released {
+		r.released = true
+		defer r.p.give(r.lease)
+	}
 	return r.row.Scan(dest...)
 }
 

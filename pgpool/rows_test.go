@@ -3,6 +3,7 @@ package pgpool
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,4 +169,36 @@ func TestQueryErrorRows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPostgresQueryRowScanTwice checks that scanning QueryRow's row a
+// second time gives nothing back again and does not panic, with every
+// hook that give consults set, as pgxpool's Row tolerates it.
+func TestPostgresQueryRowScanTwice(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	tracer := &countingTracer{}
+	var afterRelease atomic.Int32
+	p := newPGPool(t, dsn, testName(), func(c *Config) {
+		c.MaxConns = 1
+		c.ConnConfig.Tracer = tracer
+		c.ShouldPing = func(context.Context, ShouldPingParams) bool { return false }
+		c.AfterRelease = func(*pgx.Conn) bool { afterRelease.Add(1); return true }
+	})
+	ctx := context.Background()
+	row := p.QueryRow(ctx, "SELECT 1")
+	var n int
+	if err := row.Scan(&n); err != nil || n != 1 {
+		t.Fatalf("Scan = %d, %v; want 1", n, err)
+	}
+	if err := row.Scan(&n); err == nil {
+		t.Errorf("second Scan = nil, want an error")
+	}
+	if r := tracer.releases.Load(); r != 1 {
+		t.Errorf("traced %d releases, want 1", r)
+	}
+	testenv.Eventually(t, 10*time.Second, "the connection to be idle", func() bool { return p.Stat().IdleConns() == 1 })
+	if a := afterRelease.Load(); a != 1 {
+		t.Errorf("AfterRelease called %d times, want 1", a)
+	}
+	checkFree(t, p)
 }

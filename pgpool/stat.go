@@ -9,11 +9,14 @@ import (
 // Stat is a snapshot of a pool's gauges and counters, with pgxpool's
 // getters. Pool.Stats returns more: every counter of actorpool.Stats.
 type Stat struct {
-	s actorpool.Stats
+	s             actorpool.Stats
+	canceledEarly int64 // takes on a context that had already ended
+	idleSweeps    int64 // connections taken by AcquireAllIdle
 }
 
 // AcquireCount returns the number of takes that got a connection.
-func (s *Stat) AcquireCount() int64 { return s.s.Acquires }
+// AcquireAllIdle's are not counted, as pgxpool does not count them.
+func (s *Stat) AcquireCount() int64 { return s.s.Acquires - s.idleSweeps }
 
 // AcquireDuration returns the total time takes spent waiting for a
 // connection. A take that found one idle waits no time and reads no clock.
@@ -24,7 +27,9 @@ func (s *Stat) AcquiredConns() int32 { return int32(s.s.InUse) }
 
 // CanceledAcquireCount returns the number of takes that ended because
 // their context did, canceled or past its deadline.
-func (s *Stat) CanceledAcquireCount() int64 { return s.s.CanceledAcquires + s.s.TimedOutAcquires }
+func (s *Stat) CanceledAcquireCount() int64 {
+	return s.s.CanceledAcquires + s.s.TimedOutAcquires + s.canceledEarly
+}
 
 // ConstructingConns returns the number of connections being made.
 func (s *Stat) ConstructingConns() int32 { return int32(s.s.Creating) }
