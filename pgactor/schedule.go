@@ -183,7 +183,7 @@ func (a *Actor[T]) Schedule(ctx context.Context, name, spec string, payload T, o
 	if next.IsZero() {
 		return &SpecError{Spec: spec, Err: errors.New("it has no fire time in the next years")}
 	}
-	stored, err := a.store.putSchedule(ctx, storedSchedule{name: name, spec: spec, typ: o.typ, payload: enc, priority: o.priority, missed: o.missed, next: next})
+	stored, err := a.store.putSchedule(ctx, storedSchedule{name: name, spec: spec, typ: o.typ, payload: notNil(enc), priority: o.priority, missed: o.missed, next: next})
 	switch {
 	case err != nil && !isForeignKeyViolation(err):
 		return fmt.Errorf("pgactor: schedule %q on %q: %w", name, a.name, err)

@@ -164,7 +164,7 @@ func (a *Actor[T]) sendEncoded(ctx context.Context, tx pgx.Tx, payloads []T, o *
 		if err != nil {
 			return nil, &EncodeError{Actor: a.name, Type: a.typ, Err: err}
 		}
-		enc[i] = b
+		enc[i] = notNil(b)
 	}
 	if tx != nil {
 		return a.insert(ctx, tx, true, enc, o, batch)
@@ -235,4 +235,15 @@ func (o *sendOptions) runAt() *time.Time {
 		return nil
 	}
 	return &o.at
+}
+
+// notNil returns b, or an empty slice for nil: a codec may encode a
+// payload as no bytes with a nil slice (protobuf does, for a message with
+// every field unset), which pgx would send as NULL, refused by the NOT
+// NULL payload columns.
+func notNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
