@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	cron "github.com/netresearch/go-cron"
@@ -89,8 +88,11 @@ func SchedulePriority(p int16) ScheduleOption {
 // it their type is the Go type of the payload.
 func ScheduleType(name string) ScheduleOption {
 	return func(o *scheduleOptions) {
-		if name == "" {
+		switch {
+		case name == "":
 			o.err = errors.New("ScheduleType: the name is empty")
+		case !storableText(name):
+			o.err = fmt.Errorf("ScheduleType(%q): the name must be valid UTF-8, without NUL", name)
 		}
 		o.typ = name
 	}
@@ -259,8 +261,8 @@ func removeSchedule(ctx context.Context, db Querier, s *store, name string) erro
 
 // checkScheduleName refuses the names a schedule cannot have.
 func checkScheduleName(name string) error {
-	if name == "" || len(name) > maxName || !utf8.ValidString(name) {
-		return fmt.Errorf("the name must be valid UTF-8 of 1 to %d bytes", maxName)
+	if name == "" || len(name) > maxName || !storableText(name) {
+		return fmt.Errorf("the name must be valid UTF-8, without NUL, of 1 to %d bytes", maxName)
 	}
 	return nil
 }

@@ -57,8 +57,11 @@ func After(d time.Duration) SendOption {
 // "send unless already pending" treats ErrDuplicate as success.
 func UniqueKey(key string) SendOption {
 	return func(o *sendOptions) {
-		if key == "" {
+		switch {
+		case key == "":
 			o.err = errors.New("UniqueKey: the key is empty")
+		case !storableText(key):
+			o.err = fmt.Errorf("UniqueKey(%q): the key must be valid UTF-8, without NUL", key)
 		}
 		o.key, o.hasKey = key, true
 	}
@@ -75,8 +78,11 @@ func Priority(p int16) SendOption {
 // letters; without it a task's type is the Go type of its payload.
 func WithType(name string) SendOption {
 	return func(o *sendOptions) {
-		if name == "" {
+		switch {
+		case name == "":
 			o.err = errors.New("WithType: the name is empty")
+		case !storableText(name):
+			o.err = fmt.Errorf("WithType(%q): the name must be valid UTF-8, without NUL", name)
 		}
 		o.typ = name
 	}
