@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -75,8 +76,8 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 	switch {
 	case name == "":
 		return nil, errors.New("pgactor.New: the name is empty")
-	case len(name) > maxName || !utf8.ValidString(name):
-		return nil, fmt.Errorf("pgactor.New(%q): the name must be valid UTF-8 of at most %d bytes", name, maxName)
+	case len(name) > maxName || !storableText(name):
+		return nil, fmt.Errorf("pgactor.New(%q): the name must be valid UTF-8, without NUL, of at most %d bytes", name, maxName)
 	case pool == nil:
 		return nil, fmt.Errorf("pgactor.New(%q): the pool is nil", name)
 	}
@@ -147,6 +148,12 @@ func New[T any](ctx context.Context, pool *pgpool.Pool, name string, handler act
 // maxName bounds an actor's name, which travels as a notification's
 // payload.
 const maxName = 200
+
+// storableText reports whether s can be stored in a text column:
+// PostgreSQL refuses invalid UTF-8 and the NUL character.
+func storableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
 
 // ownerName returns a name for this instance that says where it runs and
 // is unique: host, process id, and random bits.

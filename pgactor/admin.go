@@ -97,8 +97,9 @@ func readTask(ctx context.Context, s *store, id uint64, actor string, wrap func(
 // different ones: a task that moves between two reads may show on both
 // pages or on neither, never twice on one. Each page is read through
 // indexes, in ID order, at a cost that does not grow with the tables. A
-// filter with a Limit out of 0 to MaxTaskLimit, an unknown state, or
-// Since not before Until is refused with an error wrapping ErrBadFilter.
+// filter with a Limit out of 0 to MaxTaskLimit, an unknown state, Since
+// not before Until, or an After above math.MaxInt64 is refused with an
+// error wrapping ErrBadFilter.
 func (a *Admin) Tasks(ctx context.Context, f TaskFilter) (TaskPage, error) {
 	return readTasks(ctx, a.store(""), f, a.err)
 }

@@ -3,7 +3,9 @@ package pgactor
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -391,4 +393,40 @@ func mustSend(t *testing.T, a *Actor[int], opts ...SendOption) uint64 {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// TestTaskCursorOutOfRange checks that a cursor above the largest task ID
+// PostgreSQL can store — a corrupt or hand-made one — is refused with
+// ErrBadFilter, naming it, rather than read as a negative ID that lists
+// every task from the first; and that a dead-letter cursor that high
+// reads no letters, since none has an ID above it.
+func TestTaskCursorOutOfRange(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	a := start[int](r, "cursor", nil, Config[int]{})
+	mustSend(t, a)
+	dead := mustSend(t, a)
+	if n, err := a.Cancel(ctx, dead); n != 1 || err != nil {
+		t.Fatalf("Cancel = %d, %v", n, err)
+	}
+	for _, after := range []uint64{math.MaxInt64 + 1, math.MaxUint64} {
+		f := TaskFilter{After: after}
+		page, err := r.admin().Tasks(ctx, f)
+		if !errors.Is(err, ErrBadFilter) || !strings.Contains(err.Error(), strconv.FormatUint(after, 10)) {
+			t.Errorf("Admin.Tasks(After: %d) = %v, %v; want ErrBadFilter naming the cursor", after, ids(page), err)
+		}
+		page, err = a.Tasks(ctx, f)
+		if !errors.Is(err, ErrBadFilter) {
+			t.Errorf("Actor.Tasks(After: %d) = %v, %v; want ErrBadFilter", after, ids(page), err)
+		}
+		letters, err := a.DeadLetters(ctx, LetterFilter{AfterID: after})
+		if err != nil || len(letters) != 0 {
+			t.Errorf("DeadLetters(AfterID: %d) = %d letters, %v; want none, since no ID is above it", after, len(letters), err)
+		}
+	}
+	// The largest ID PostgreSQL stores is still a cursor: nothing is after it.
+	page, err := r.admin().Tasks(ctx, TaskFilter{After: math.MaxInt64})
+	if err != nil || len(page.Tasks) != 0 || page.Next != 0 {
+		t.Errorf("Admin.Tasks(After: MaxInt64) = %v, %v; want an empty last page", page, err)
+	}
 }

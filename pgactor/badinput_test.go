@@ -174,3 +174,47 @@ func TestUndecodable(t *testing.T) {
 		t.Errorf("an undecodable task counted as a failed attempt: %+v", s)
 	}
 }
+
+// TestTextInputsRefused checks that a name, key or type PostgreSQL cannot
+// store as text — with a NUL byte, or not UTF-8 — is refused before any
+// statement, by an error naming the option and saying what is allowed,
+// rather than by the server's encoding error; and that nothing is stored.
+func TestTextInputsRefused(t *testing.T) {
+	r := newRig(t)
+	ctx := t.Context()
+	a := start(r, "text", nil, Config[int]{})
+	for _, tt := range []struct {
+		what string
+		err  func() error
+		want string
+	}{
+		{"actor name with NUL", func() error {
+			b, err := New(ctx, r.pool, "a\x00b", nil, Config[int]{Schema: r.schema})
+			if err == nil {
+				b.Close(ctx)
+			}
+			return err
+		}, "the name must be valid UTF-8, without NUL,"},
+		{"schedule name with NUL", func() error { return a.Schedule(ctx, "s\x00", "@hourly", 1) }, "the name must be valid UTF-8, without NUL,"},
+		{"schedule type with NUL", func() error { return a.Schedule(ctx, "s", "@hourly", 1, ScheduleType("t\x00")) }, `ScheduleType("t\x00"): the name must be valid UTF-8, without NUL`},
+		{"schedule type not UTF-8", func() error { return a.Schedule(ctx, "s", "@hourly", 1, ScheduleType("t\xff")) }, `ScheduleType("t\xff"): the name must be valid UTF-8, without NUL`},
+		{"unique key with NUL", func() error { _, err := a.Send(ctx, 1, UniqueKey("k\x00")); return err }, `UniqueKey("k\x00"): the key must be valid UTF-8, without NUL`},
+		{"unique key not UTF-8", func() error { _, err := a.Send(ctx, 1, UniqueKey("k\xff")); return err }, `UniqueKey("k\xff"): the key must be valid UTF-8, without NUL`},
+		{"UniqueFor key with NUL", func() error { _, err := a.Send(ctx, 1, UniqueFor("k\x00", time.Hour)); return err }, `UniqueFor("k\x00"): the key must be valid UTF-8, without NUL`},
+		{"type with NUL", func() error { _, err := a.Send(ctx, 1, WithType("t\x00")); return err }, `WithType("t\x00"): the name must be valid UTF-8, without NUL`},
+		{"type not UTF-8", func() error { _, err := a.SendBatch(ctx, []int{1}, WithType("t\xff")); return err }, `WithType("t\xff"): the name must be valid UTF-8, without NUL`},
+	} {
+		err := tt.err()
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "pgactor") {
+			t.Errorf("%s: %v; want an error saying %q", tt.what, err, tt.want)
+		}
+	}
+	for _, table := range []string{"tasks", "schedules", "unique_periods"} {
+		if n := r.count(`SELECT count(*) FROM {s}.` + table); n != 0 {
+			t.Errorf("refused requests left %d rows in %s", n, table)
+		}
+	}
+	if n := r.count(`SELECT count(*) FROM {s}.actors`); n != 1 {
+		t.Errorf("%d actors registered, want 1", n)
+	}
+}

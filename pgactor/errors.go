@@ -22,7 +22,8 @@ var ErrUnknownActor = errors.New("pgactor: unknown actor")
 var ErrNoTask = errors.New("pgactor: no such task")
 
 // ErrBadFilter is wrapped by the error of a [TaskFilter] refused: a Limit
-// out of range, an unknown state, or Since not before Until.
+// out of range, an unknown state, Since not before Until, or an After
+// above the largest ID (math.MaxInt64).
 var ErrBadFilter = errors.New("pgactor: bad task filter")
 
 // ErrDuplicate matches, with errors.Is, the [*DuplicateError] of a send

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	cron "github.com/netresearch/go-cron"
@@ -89,8 +88,11 @@ func SchedulePriority(p int16) ScheduleOption {
 // it their type is the Go type of the payload.
 func ScheduleType(name string) ScheduleOption {
 	return func(o *scheduleOptions) {
-		if name == "" {
+		switch {
+		case name == "":
 			o.err = errors.New("ScheduleType: the name is empty")
+		case !storableText(name):
+			o.err = fmt.Errorf("ScheduleType(%q): the name must be valid UTF-8, without NUL", name)
 		}
 		o.typ = name
 	}
@@ -183,7 +185,7 @@ func (a *Actor[T]) Schedule(ctx context.Context, name, spec string, payload T, o
 	if next.IsZero() {
 		return &SpecError{Spec: spec, Err: errors.New("it has no fire time in the next years")}
 	}
-	stored, err := a.store.putSchedule(ctx, storedSchedule{name: name, spec: spec, typ: o.typ, payload: enc, priority: o.priority, missed: o.missed, next: next})
+	stored, err := a.store.putSchedule(ctx, storedSchedule{name: name, spec: spec, typ: o.typ, payload: notNil(enc), priority: o.priority, missed: o.missed, next: next})
 	switch {
 	case err != nil && !isForeignKeyViolation(err):
 		return fmt.Errorf("pgactor: schedule %q on %q: %w", name, a.name, err)
@@ -259,8 +261,8 @@ func removeSchedule(ctx context.Context, db Querier, s *store, name string) erro
 
 // checkScheduleName refuses the names a schedule cannot have.
 func checkScheduleName(name string) error {
-	if name == "" || len(name) > maxName || !utf8.ValidString(name) {
-		return fmt.Errorf("the name must be valid UTF-8 of 1 to %d bytes", maxName)
+	if name == "" || len(name) > maxName || !storableText(name) {
+		return fmt.Errorf("the name must be valid UTF-8, without NUL, of 1 to %d bytes", maxName)
 	}
 	return nil
 }

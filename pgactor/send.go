@@ -57,8 +57,11 @@ func After(d time.Duration) SendOption {
 // "send unless already pending" treats ErrDuplicate as success.
 func UniqueKey(key string) SendOption {
 	return func(o *sendOptions) {
-		if key == "" {
+		switch {
+		case key == "":
 			o.err = errors.New("UniqueKey: the key is empty")
+		case !storableText(key):
+			o.err = fmt.Errorf("UniqueKey(%q): the key must be valid UTF-8, without NUL", key)
 		}
 		o.key, o.hasKey = key, true
 	}
@@ -75,8 +78,11 @@ func Priority(p int16) SendOption {
 // letters; without it a task's type is the Go type of its payload.
 func WithType(name string) SendOption {
 	return func(o *sendOptions) {
-		if name == "" {
+		switch {
+		case name == "":
 			o.err = errors.New("WithType: the name is empty")
+		case !storableText(name):
+			o.err = fmt.Errorf("WithType(%q): the name must be valid UTF-8, without NUL", name)
 		}
 		o.typ = name
 	}
@@ -164,7 +170,7 @@ func (a *Actor[T]) sendEncoded(ctx context.Context, tx pgx.Tx, payloads []T, o *
 		if err != nil {
 			return nil, &EncodeError{Actor: a.name, Type: a.typ, Err: err}
 		}
-		enc[i] = b
+		enc[i] = notNil(b)
 	}
 	if tx != nil {
 		return a.insert(ctx, tx, true, enc, o, batch)
@@ -235,4 +241,15 @@ func (o *sendOptions) runAt() *time.Time {
 		return nil
 	}
 	return &o.at
+}
+
+// notNil returns b, or an empty slice for nil: a codec may encode a
+// payload as no bytes with a nil slice (protobuf does, for a message with
+// every field unset), which pgx would send as NULL, refused by the NOT
+// NULL payload columns.
+func notNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }

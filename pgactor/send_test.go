@@ -342,3 +342,54 @@ func TestUniqueKey(t *testing.T) {
 		t.Errorf("accepted %d, want 4: refused sends are not accepted", s.Accepted)
 	}
 }
+
+// emptyCodec encodes every payload as no bytes, as a nil slice — what
+// protobuf's Marshal returns for a message with every field unset.
+type emptyCodec struct{}
+
+func (emptyCodec) Encode(struct{}) ([]byte, error) { return nil, nil }
+func (emptyCodec) Decode(b []byte) (struct{}, error) {
+	if len(b) != 0 {
+		return struct{}{}, fmt.Errorf("want no bytes, got %q", b)
+	}
+	return struct{}{}, nil
+}
+
+// TestSendEmptyEncoding checks that a payload the codec encodes as a nil
+// slice — no bytes, a valid encoding — is stored as an empty payload by
+// every send and by Schedule, rather than refused by the NOT NULL of the
+// payload column, and that its task runs.
+func TestSendEmptyEncoding(t *testing.T) {
+	r := newRig(t)
+	ctx := t.Context()
+	var ran ledger[uint64]
+	a := start(r, "empty", func(ctx context.Context, task actor.Task[struct{}]) error {
+		ran.add(task.ID)
+		return nil
+	}, Config[struct{}]{Codec: emptyCodec{}, Workers: 2, PollInterval: 20 * time.Millisecond})
+	var want []uint64
+	id, err := a.Send(ctx, struct{}{})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	want = append(want, id)
+	id, err = a.Send(ctx, struct{}{}, UniqueFor("k", time.Hour))
+	if err != nil {
+		t.Fatalf("Send with UniqueFor: %v", err)
+	}
+	want = append(want, id)
+	batch, err := a.SendBatch(ctx, []struct{}{{}, {}})
+	if err != nil {
+		t.Fatalf("SendBatch: %v", err)
+	}
+	want = append(want, batch...)
+	if err := a.Schedule(ctx, "empty", "@hourly", struct{}{}); err != nil {
+		t.Fatalf("Schedule: %v", err)
+	}
+	eventually(t, 10*time.Second, "every task ran", func() bool { return ran.count() == len(want) })
+	for _, id := range want {
+		if ran.times(id) != 1 {
+			t.Errorf("task %d ran %d times, want 1", id, ran.times(id))
+		}
+	}
+}

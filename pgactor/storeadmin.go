@@ -2,6 +2,7 @@ package pgactor
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -95,7 +96,10 @@ func (s *store) deadLetters(ctx context.Context, f LetterFilter) ([]storedLetter
 	if f.Reason != 0 {
 		reason = f.Reason.String()
 	}
-	rows, err := s.pool.Query(ctx, stmtDeadLetters.in(s.schema), s.actor, int64(f.AfterID), reason, f.Type, limit)
+	// IDs are PostgreSQL bigints: no letter is after a larger cursor,
+	// which int64 would make negative.
+	after := int64(min(f.AfterID, math.MaxInt64))
+	rows, err := s.pool.Query(ctx, stmtDeadLetters.in(s.schema), s.actor, after, reason, f.Type, limit)
 	return collect(rows, err, func(row pgx.CollectableRow) (l storedLetter, err error) {
 		err = row.Scan(&l.id, &l.typ, &l.payload, &l.priority, &l.key, &l.enqueued, &l.attempts, &l.lost,
 			&l.reason, &l.lastErr, &l.started, &l.dead)

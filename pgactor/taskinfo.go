@@ -2,6 +2,7 @@ package pgactor
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -86,6 +87,11 @@ type ActorInfo struct {
 // allowed, or nil.
 func (f *TaskFilter) check() error {
 	var bad []string
+	if f.After > math.MaxInt64 {
+		// IDs are PostgreSQL bigints: a larger cursor would be read as a
+		// negative ID, and list every task from the first.
+		bad = append(bad, fmt.Sprintf("After %d: want a task ID, at most %d", f.After, int64(math.MaxInt64)))
+	}
 	if f.Limit < 0 || f.Limit > MaxTaskLimit {
 		bad = append(bad, fmt.Sprintf("Limit %d: want 0 (for 100) to %d", f.Limit, MaxTaskLimit))
 	}

@@ -26,6 +26,8 @@ func UniqueFor(key string, period time.Duration) SendOption {
 		switch {
 		case key == "":
 			o.err = errors.New("UniqueFor: the key is empty")
+		case !storableText(key):
+			o.err = fmt.Errorf("UniqueFor(%q): the key must be valid UTF-8, without NUL", key)
 		case period < time.Microsecond:
 			o.err = fmt.Errorf("UniqueFor(%q): the period must be at least 1µs, got %v", key, period)
 		}
