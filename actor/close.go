@@ -68,6 +68,14 @@ func (a *Actor[T]) beginClose() bool {
 		a.c.rejected++
 		refused = append(refused, s)
 	}
+	if a.set.deadLetterRejected {
+		// Their letters are put by the senders, and waited for as the
+		// others are, so that a sink can be closed once Close returns.
+		for _, s := range refused {
+			s.letter = true
+		}
+		a.letters.Add(len(refused))
+	}
 	idle := a.idle
 	a.idle = nil
 	a.checkDrainedLocked()

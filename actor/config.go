@@ -10,6 +10,15 @@ import (
 	"github.com/actorpool/actorpool/internal/errs"
 )
 
+// CapacityLimit is the largest Capacity, and WorkersLimit the largest
+// Workers, MinWorkers and MaxWorkers, that an actor accepts: New allocates
+// a bounded mailbox whole and starts its workers at once, so the bounds
+// keep a typo from allocating gigabytes or crashing New.
+const (
+	CapacityLimit = 1 << 24
+	WorkersLimit  = 1 << 20
+)
+
 // Config shapes an actor. Its zero value is a complete configuration: one
 // worker, an unbounded mailbox, one attempt per task with no timeout, a grace
 // of one second at shutdown, failures logged and dead letters logged (at most
@@ -130,6 +139,17 @@ func (c Config[T]) Validate() error {
 	errs.NotNegative(check, "Grace", c.Grace, "the default, "+defaultGrace.String())
 	errs.NotNegative(check, "Backoff.Initial", c.Backoff.Initial, "the default, "+defaultInitial.String())
 	errs.NotNegative(check, "Backoff.Max", c.Backoff.Max, "the default, "+defaultMaxDelay.String())
+	for _, f := range []struct {
+		field string
+		v     int
+	}{{"Workers", c.Workers}, {"MinWorkers", c.MinWorkers}, {"MaxWorkers", c.MaxWorkers}} {
+		if f.v > WorkersLimit {
+			check.Bad(f.field, f.v, fmt.Sprintf("must not exceed %d: the workers are goroutines, started as they are needed", WorkersLimit))
+		}
+	}
+	if c.Capacity > CapacityLimit {
+		check.Bad("Capacity", c.Capacity, fmt.Sprintf("must not exceed %d: a bounded mailbox is allocated whole when the actor starts (zero means unbounded)", CapacityLimit))
+	}
 
 	elastic := c.MinWorkers != 0 || c.MaxWorkers != 0
 	switch {

@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,43 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("New accepted an invalid config: %v", nerr)
 			}
 		})
+	}
+}
+
+// TestConfigValidateHuge checks that Validate refuses the sizes that New
+// allocates up front when they are too large to allocate, so that a typo
+// in a configuration file is a *ConfigError rather than a crash of New.
+func TestConfigValidateHuge(t *testing.T) {
+	noLeaks(t)
+	tests := []struct {
+		name  string
+		cfg   Config[int]
+		field string
+	}{
+		{"capacity", Config[int]{Capacity: math.MaxInt}, "Capacity"},
+		{"capacity past the limit", Config[int]{Capacity: CapacityLimit + 1}, "Capacity"},
+		{"workers", Config[int]{Workers: math.MaxInt}, "Workers"},
+		{"min workers", Config[int]{MinWorkers: math.MaxInt, MaxWorkers: math.MaxInt}, "MinWorkers"},
+		{"max workers", Config[int]{MaxWorkers: WorkersLimit + 1}, "MaxWorkers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ce *ConfigError
+			err := tt.cfg.Validate()
+			if !errors.As(err, &ce) || ce.Field != tt.field || !strings.Contains(ce.Rule, "must not exceed") {
+				t.Fatalf("Validate() = %v, want a *ConfigError on %s saying what it must not exceed", err, tt.field)
+			}
+			a, err := New("huge", func(context.Context, Task[int]) error { return nil }, tt.cfg)
+			if err == nil {
+				a.Stop()
+				t.Fatal("New accepted the config")
+			}
+		})
+	}
+	for _, cfg := range []Config[int]{{Capacity: CapacityLimit}, {Workers: 2, Capacity: 1}, {MaxWorkers: WorkersLimit}} {
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v, want nil", cfg, err)
+		}
 	}
 }
 

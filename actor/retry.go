@@ -17,7 +17,12 @@ func (b Backoff) delay(attempt int, r float64) time.Duration {
 		}
 	}
 	d *= 1 + b.Jitter*(2*r-1)
-	return time.Duration(min(d, float64(b.Max)))
+	// Compared as floats, a Max near the longest duration rounds up to
+	// 2⁶³, which does not convert back: cap with Max itself.
+	if !(d < float64(b.Max)) {
+		return b.Max
+	}
+	return time.Duration(d)
 }
 
 // A retry is a failed task waiting for its backoff. It waits on a timer, not

@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -259,6 +260,28 @@ func TestFailuresReportedInOrder(t *testing.T) {
 
 // TestBackoffDelayDefaults checks that the exported Delay fills in the
 // defaults the documentation of Backoff names.
+// TestBackoffDelayHugeMax checks that a Max near the longest duration caps
+// the delay rather than wrapping it around to a negative one, which would
+// retry at once.
+func TestBackoffDelayHugeMax(t *testing.T) {
+	const longest = time.Duration(math.MaxInt64)
+	tests := []struct {
+		b       Backoff
+		attempt int
+	}{
+		{Backoff{Initial: longest, Max: longest, Multiplier: 2}, 1},
+		{Backoff{Initial: 100 * time.Millisecond, Max: longest, Multiplier: 2}, 70},
+		{Backoff{Initial: longest - time.Microsecond, Max: longest, Multiplier: 1, Jitter: 0.5}, 1},
+	}
+	for _, tt := range tests {
+		for _, r := range []float64{0.5, 0.999999} {
+			if got := tt.b.delay(tt.attempt, r); got < time.Hour || got > tt.b.Max {
+				t.Errorf("%+v: delay(%d, %v) = %v, want at most Max and not short", tt.b, tt.attempt, r, got)
+			}
+		}
+	}
+}
+
 func TestBackoffDelayDefaults(t *testing.T) {
 	var b Backoff
 	for attempt, want := range map[int]time.Duration{0: 100 * time.Millisecond, 1: 100 * time.Millisecond, 2: 200 * time.Millisecond, 8: 10 * time.Second} {

@@ -161,6 +161,7 @@ func (a *Actor[T]) refuseRest(payloads []T, x *extras, now time.Duration, err er
 type sender[T any] struct {
 	env        envelope[T]
 	err        error         // the outcome, set before done is signalled
+	letter     bool          // Close refused it and counts its letter in a.letters: the send puts it, then marks it put
 	done       chan struct{} // signalled once the send is settled
 	queued     bool          // in the actor's senders list
 	prev, next *sender[T]
@@ -194,10 +195,14 @@ func (a *Actor[T]) waitLocked(ctx context.Context, env *envelope[T]) error {
 			<-s.done // settled meanwhile: take its outcome
 		}
 	}
-	err := s.err
+	err, letter := s.err, s.letter
 	a.release(s)
 	if err != nil {
-		return a.refuse(env, err)
+		err = a.refuse(env, err)
+		if letter {
+			a.letters.Done()
+		}
+		return err
 	}
 	return nil
 }

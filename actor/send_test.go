@@ -198,6 +198,73 @@ func TestBlockedSendEndsAtClose(t *testing.T) {
 	})
 }
 
+// gatedSink is a RingSink whose Put of a rejected letter waits until gate
+// is closed, as a slow disk would.
+type gatedSink struct {
+	*RingSink[int]
+	gate chan struct{}
+}
+
+func (s gatedSink) Put(l DeadLetter[int]) error {
+	if l.Reason == ReasonRejected {
+		<-s.gate
+	}
+	return s.RingSink.Put(l)
+}
+
+// TestCloseWaitsForLettersOfBlockedSends checks that, with
+// DeadLetterRejected, Close waits for the letters of the sends it refused
+// while they waited for room, as it does for the other letters it causes,
+// so that the sink can be closed once Close returns without losing them.
+func TestCloseWaitsForLettersOfBlockedSends(t *testing.T) {
+	noLeaks(t)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		sink := gatedSink{NewRingSink[int](10), make(chan struct{})}
+		a := newActor(t, "full", func(_ context.Context, task Task[int]) error {
+			if task.Payload == 0 {
+				<-release
+			}
+			return nil
+		}, Config[int]{Capacity: 1, DeadLetters: sink, DeadLetterRejected: true})
+		for i := range 2 {
+			if err := a.Send(t.Context(), i); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+		}
+		errc := make(chan error)
+		go func() { errc <- a.Send(t.Context(), 2) }()
+		synctest.Wait()
+		if s := a.Stats(); s.Blocked != 1 {
+			t.Fatalf("setup: %+v, want a send blocked", s)
+		}
+		closed := make(chan struct{})
+		go func() {
+			if err := a.Close(t.Context()); err != nil {
+				t.Error(err)
+			}
+			close(closed)
+		}()
+		synctest.Wait() // Close refused the blocked send; its letter is at the gate
+		close(release)
+		synctest.Wait() // tasks 0 and 1 done
+		select {
+		case <-closed:
+			t.Error("Close returned before the letter of the send it refused was put")
+		default:
+		}
+		close(sink.gate)
+		if err := <-errc; !errors.Is(err, ErrClosed) {
+			t.Errorf("blocked Send = %v, want ErrClosed", err)
+		}
+		<-closed
+		if ls := letters(t, sink.RingSink); len(ls) != 1 || ls[0].Task.Payload != 2 || ls[0].Reason != ReasonRejected {
+			t.Errorf("letters %+v, want the rejected task 2", ls)
+		}
+	})
+}
+
 // TestSendAfterClose checks that every way to send says ErrClosed after
 // Close or Stop, and none panics (workerpool #76, conc #103).
 func TestSendAfterClose(t *testing.T) {

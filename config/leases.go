@@ -26,7 +26,9 @@ func checkLeases(a Actor) error {
 	if lease <= 0 {
 		lease = defaultLease
 	}
-	if a.Heartbeat > 0 && a.Heartbeat*2 > lease {
+	// Heartbeat > lease/2 is 2×Heartbeat > lease without the overflow of
+	// doubling a huge heartbeat.
+	if a.Heartbeat > 0 && a.Heartbeat > lease/2 {
 		check.Bad("Heartbeat", a.Heartbeat, fmt.Sprintf("must not exceed half the Lease (%v), so that a lease is renewed before it runs out", lease))
 	}
 	return check.Err()

@@ -78,3 +78,19 @@ func TestActorProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestHugeHeartbeat checks the heartbeat's rule against a heartbeat so long
+// that twice it overflows a time.Duration: it still exceeds half the lease.
+func TestHugeHeartbeat(t *testing.T) {
+	for _, doc := range []string{
+		"actors:\n  a:\n    heartbeat: 2000000h\n",
+		"actors:\n  a:\n    lease: 10s\n    heartbeat: 2562047h\n",
+	} {
+		_, err := Parse("f.yaml", []byte(doc), nil)
+		var cerr *Error
+		if !errors.As(err, &cerr) || len(cerr.Problems) != 1 ||
+			cerr.Problems[0].Field != "actors.a.heartbeat" || !strings.Contains(cerr.Problems[0].Rule, "must not exceed half the lease") {
+			t.Errorf("Parse(%q) = %v, want the heartbeat's rule broken", doc, err)
+		}
+	}
+}

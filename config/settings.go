@@ -1,7 +1,10 @@
 package config
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +66,12 @@ func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {
 	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
 		// Base 0 accepts what YAML does for integers: 1_000, 0x10.
 		n, err := strconv.ParseInt(v, 0, strconv.IntSize)
+		if errors.Is(err, strconv.ErrRange) {
+			if strings.HasPrefix(v, "-") {
+				return fmt.Sprintf("is out of range: must not be below %d", math.MinInt)
+			}
+			return fmt.Sprintf("is out of range: must not exceed %d", math.MaxInt)
+		}
 		if err != nil {
 			return "must be a whole number, such as 8"
 		}
@@ -74,6 +83,13 @@ func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {
 func durationSetting[C any](key, goName string, field func(*C) *time.Duration) setting[C] {
 	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
 		d, err := time.ParseDuration(v)
+		if err != nil && durationSyntax.MatchString(v) {
+			// Written as a duration, but too long for one.
+			if strings.HasPrefix(v, "-") {
+				return "is out of range: must not be below " + time.Duration(math.MinInt64).String()
+			}
+			return "is out of range: must not exceed " + time.Duration(math.MaxInt64).String()
+		}
 		if err != nil {
 			return "must be a duration with a unit, such as 5s, 250ms or 1m30s"
 		}
@@ -81,6 +97,11 @@ func durationSetting[C any](key, goName string, field func(*C) *time.Duration) s
 		return ""
 	}}
 }
+
+// durationSyntax matches what time.ParseDuration reads, whatever the
+// magnitude, so that a value it refuses can be told too long rather than
+// malformed.
+var durationSyntax = regexp.MustCompile(`^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
 
 func boolSetting[C any](key, goName string, field func(*C) *bool) setting[C] {
 	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
