@@ -3,6 +3,7 @@ package jsactor
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative workers", Config[int]{Workers: -1}, "Workers"},
 		{"short lease", Config[int]{Lease: 10 * time.Millisecond}, "Lease"},
 		{"heartbeat past half the lease", Config[int]{Lease: time.Second, Heartbeat: 600 * time.Millisecond}, "Heartbeat"},
+		{"heartbeat whose double overflows", Config[int]{Heartbeat: math.MaxInt64}, "Heartbeat"},
 		{"prefix with a dot", Config[int]{Prefix: "a.b"}, "Prefix"},
 		{"replicas", Config[int]{Replicas: 7}, "Replicas"},
 		{"fetch batch", Config[int]{FetchBatch: -1}, "FetchBatch"},

@@ -3,6 +3,7 @@ package pgactor
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -52,6 +53,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config[int]{Lease: time.Millisecond}, []string{"Lease"}, "Config.Lease is 1ms: must be at least 100ms (zero means the default, 5s)"},
 		{Config[int]{Lease: time.Second, Heartbeat: 600 * time.Millisecond}, []string{"Heartbeat"}, "must not exceed half the Lease (1s)"},
 		{Config[int]{Heartbeat: 3 * time.Second}, []string{"Heartbeat"}, "half the Lease (5s)"},
+		{Config[int]{Heartbeat: math.MaxInt64}, []string{"Heartbeat"}, "half the Lease (5s)"}, // twice it overflows
 		{Config[int]{PollInterval: -time.Second}, []string{"PollInterval"}, "Config.PollInterval is -1s: must not be negative"},
 		{Config[int]{FetchBatch: 20000}, []string{"FetchBatch"}, "Config.FetchBatch is 20000: must be between 0 and 10000"},
 		{Config[int]{Rounds: -1}, []string{"Rounds"}, "Config.Rounds is -1: must be between 0 and 64 (zero means the default, 2)"},

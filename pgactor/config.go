@@ -143,7 +143,7 @@ func (c Config[T]) Validate() error {
 	if lease == 0 {
 		lease = DefaultLease
 	}
-	if c.Heartbeat > 0 && c.Heartbeat*2 > lease {
+	if c.Heartbeat > 0 && c.Heartbeat > lease/2 { // twice a huge Heartbeat would overflow
 		check.Bad("Heartbeat", c.Heartbeat, fmt.Sprintf("must not exceed half the Lease (%v), so that a lease is renewed before it runs out", lease))
 	}
 	if c.FetchBatch < 0 || c.FetchBatch > maxFetchBatch {
