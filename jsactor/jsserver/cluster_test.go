@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/internal/leakcheck"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestClusterFailover(t *testing.T) {
@@ -43,13 +44,22 @@ func TestClusterFailover(t *testing.T) {
 	publish := func(from, to int) {
 		t.Helper()
 		for i := from; i < to; i++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			// A publish during an election is not acknowledged; the
-			// client retries it until a leader is.
-			_, err := js.Publish(ctx, "R3.x", fmt.Appendf(nil, "m%d", i))
-			cancel()
+			// A publish that reaches a server while the stream's lead
+			// moves may be dropped unanswered, even after a new leader
+			// shows: it is sent again, under a message ID the stream
+			// deduplicates by, as jsactor's sends are.
+			msg := fmt.Sprintf("m%d", i)
+			var err error
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err = js.Publish(ctx, "R3.x", []byte(msg), jetstream.WithMsgID(msg))
+				cancel()
+				if err == nil {
+					break
+				}
+			}
 			if err != nil {
-				t.Fatalf("Publish m%d: %v", i, err)
+				t.Fatalf("Publish %s: %v", msg, err)
 			}
 		}
 	}
