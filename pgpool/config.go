@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"sort"
 	"strconv"
@@ -122,8 +123,11 @@ type Config struct {
 	// MinObjects, MinIdle, MaxIdleTime, MaxLifetime, LifetimeJitter,
 	// TestTimeout and ValidationInterval — must be left zero.
 	// CreateTimeout bounds each connect with its hooks; zero means
-	// ConnConfig.ConnectTimeout, or two minutes when that is zero, as
-	// pgxpool bounds a connect.
+	// ConnConfig.ConnectTimeout, or two minutes when that is zero, once
+	// for each host the connection string names and once more. pgx
+	// bounds each address it tries by ConnectTimeout, or two minutes, as
+	// pgxpool has it do, so that a host that never answers leaves the
+	// next one its own time.
 	Pool actorpool.Config
 
 	createdByParseConfig bool
@@ -135,9 +139,9 @@ const (
 	DefaultMaxConnIdleTime   = 30 * time.Minute
 	DefaultHealthCheckPeriod = time.Minute
 
-	// defaultCreateTimeout bounds a connect whose ConnConfig has no
-	// ConnectTimeout, as pgxpool does.
-	defaultCreateTimeout = 2 * time.Minute
+	// defaultConnectTimeout bounds each host of a connect whose
+	// ConnConfig has no ConnectTimeout, as pgxpool does.
+	defaultConnectTimeout = 2 * time.Minute
 )
 
 // MaxConnsCeiling is the most connections a pool may hold. The pool sets
@@ -343,10 +347,37 @@ func (c *Config) poolConfig() (actorpool.Config, error) {
 	p.TestTimeout = c.PingTimeout
 	p.ValidationInterval = c.HealthCheckPeriod
 	if p.CreateTimeout == 0 {
-		p.CreateTimeout = c.ConnConfig.ConnectTimeout
-	}
-	if p.CreateTimeout == 0 {
-		p.CreateTimeout = defaultCreateTimeout
+		// pgx bounds each address it tries by ConnectTimeout, so a host
+		// that never answers leaves the next its own. The pool's bound on
+		// the whole connect is only for hooks that hang: that much for
+		// each host, and once more for the hooks, a host's second address
+		// or pgx's retry of a host it did not prefer.
+		p.CreateTimeout = connectTimeout(c.ConnConfig) * time.Duration(hosts(c.ConnConfig)+1)
 	}
 	return p, p.Validate()
+}
+
+// connectTimeout returns how long pgx may spend on each host a connect
+// tries: cc's ConnectTimeout, or two minutes when it has none, as pgxpool
+// sets it, since a connect goes on in the background after the take that
+// asked for it gave up.
+func connectTimeout(cc *pgx.ConnConfig) time.Duration {
+	if cc.ConnectTimeout > 0 {
+		return cc.ConnectTimeout
+	}
+	return defaultConnectTimeout
+}
+
+// hosts returns how many hosts a connect may try, each bounded by the
+// connect timeout: cc's host and its fallbacks, counting once a host that
+// is tried twice in a row (with TLS, then without, under sslmode=prefer),
+// as pgx does. A host name that resolves to several addresses counts once.
+func hosts(cc *pgx.ConnConfig) int {
+	n, last := 1, net.JoinHostPort(cc.Host, strconv.Itoa(int(cc.Port)))
+	for _, fb := range cc.Fallbacks {
+		if a := net.JoinHostPort(fb.Host, strconv.Itoa(int(fb.Port))); a != last {
+			n, last = n+1, a
+		}
+	}
+	return n
 }

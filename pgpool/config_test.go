@@ -92,7 +92,7 @@ func TestPoolConfig(t *testing.T) {
 	want := actorpool.Config{
 		Name: "pgpool", MaxObjects: 9, MinObjects: 2, MinIdle: 1,
 		MaxLifetime: 70 * time.Minute, LifetimeJitter: 10 * time.Minute, MaxIdleTime: 30 * time.Minute,
-		TestTimeout: 2 * time.Second, ValidationInterval: time.Minute, CreateTimeout: 3 * time.Second,
+		TestTimeout: 2 * time.Second, ValidationInterval: time.Minute, CreateTimeout: 6 * time.Second,
 		LeakThreshold: time.Minute,
 	}
 	if pc != want {
@@ -101,8 +101,8 @@ func TestPoolConfig(t *testing.T) {
 
 	c.ConnConfig.ConnectTimeout = 0
 	c.MaxConns = math.MaxInt32
-	if pc, err = c.poolConfig(); err != nil || pc.CreateTimeout != 2*time.Minute || pc.MaxObjects != MaxConnsCeiling {
-		t.Errorf("without connect_timeout, MaxConns the largest int32: CreateTimeout %v, MaxObjects %d, %v; want 2m, %d",
+	if pc, err = c.poolConfig(); err != nil || pc.CreateTimeout != 4*time.Minute || pc.MaxObjects != MaxConnsCeiling {
+		t.Errorf("without connect_timeout, MaxConns the largest int32: CreateTimeout %v, MaxObjects %d, %v; want 4m, %d",
 			pc.CreateTimeout, pc.MaxObjects, err, MaxConnsCeiling)
 	}
 }
@@ -166,5 +166,34 @@ func TestConfigCopy(t *testing.T) {
 	}
 	if s := p.Stat(); s.MaxConns() != MaxConnsCeiling {
 		t.Errorf("Stat.MaxConns = %d, want %d", s.MaxConns(), MaxConnsCeiling)
+	}
+}
+
+// TestCreateTimeoutCoversEveryHost checks the bound a Config without
+// Pool.CreateTimeout puts on a connect: connect_timeout for each host,
+// which pgx gives each host it tries, and once more.
+func TestCreateTimeoutCoversEveryHost(t *testing.T) {
+	tests := []struct {
+		conn string
+		want time.Duration
+	}{
+		{"postgres://u@127.0.0.1:5432/db?connect_timeout=3", 6 * time.Second}, // sslmode=prefer: one host, tried twice
+		{"postgres://u@127.0.0.1:5432/db?connect_timeout=3&sslmode=disable", 6 * time.Second},
+		{"postgres://u@10.0.0.1:5432,10.0.0.2:5432/db?connect_timeout=3", 9 * time.Second},
+		{"postgres://u@10.0.0.1:5432,10.0.0.2:5432,10.0.0.3:5433/db?connect_timeout=2&sslmode=disable", 8 * time.Second},
+		{"host=10.0.0.1,10.0.0.2 user=u", 6 * time.Minute},
+	}
+	for _, tt := range tests {
+		c, err := ParseConfig(tt.conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc, err := c.poolConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pc.CreateTimeout != tt.want {
+			t.Errorf("%s: CreateTimeout %v, want %v", tt.conn, pc.CreateTimeout, tt.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"runtime"
 	"sync"
@@ -184,4 +185,54 @@ func TestPostgresBeforeConnectError(t *testing.T) {
 	if err := p.Ping(ctx); !errors.Is(err, refuse) {
 		t.Errorf("Ping: %v, want BeforeConnect's error", err)
 	}
+}
+
+// TestPostgresConnectTimeoutPerHost checks that connect_timeout bounds
+// each host of a multi-host connection string, as pgx applies it, not the
+// whole connect: a first host that never answers must leave the next one
+// its own connect_timeout, so that a pool fails over as pgxpool's does.
+func TestPostgresConnectTimeoutPerHost(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	testenv.CheckGoroutines(t)
+
+	// A host that takes connections and never says a word.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held sync.WaitGroup
+	held.Go(func() {
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	})
+	t.Cleanup(func() { silent.Close(); held.Wait() })
+
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = silent.Addr().String() + "," + u.Host
+	q := u.Query()
+	q.Set("connect_timeout", "1")
+	u.RawQuery = q.Encode()
+
+	p := newPGPool(t, u.String(), testName(), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("Acquire with the first host silent: %v, want a connection to the second", err)
+	}
+	c.Release()
 }

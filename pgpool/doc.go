@@ -53,16 +53,26 @@
 //   - A failed background connect, for MinConns or MinIdleConns, is tried
 //     again after 10 ms, doubling to 100 ms, one at a time — at most ten a
 //     second while the server is down — rather than at the next health
-//     check. Every connect, hooks included, is bounded by connect_timeout,
-//     or else two minutes, as pgxpool bounds a connect made for a take.
+//     check. As with pgxpool, pgx gives each host it tries connect_timeout,
+//     or else two minutes; the pool also bounds the whole connect, hooks
+//     included, by that once for each host and once more, where pgxpool
+//     leaves a hook that hangs unbounded.
+//   - MaxConnIdleTime zero means that idle connections are never closed
+//     for their idle time, as database/sql's SetConnMaxIdleTime(0) means;
+//     pgxpool would close every idle connection above MinConns at each
+//     health check.
+//   - AfterRelease runs on every connection given back fit for reuse,
+//     one past its lifetime included, which the pool's goroutine then
+//     closes; pgxpool closes that one at once, without the hook.
 //   - BeforeConnect and AfterConnect see the values of the context given to
 //     New, not those of the take that caused the connect: a connect is made
 //     for the pool, and may serve another take.
 //   - NewWithConfig returns an error for a Config not made by ParseConfig,
-//     or one that breaks a rule (MinConns above MaxConns, a negative
-//     duration), where pgxpool panics or misbehaves; ParseConfig refuses a
-//     pool_ parameter it does not know, which pgxpool would send to the
-//     server, which refuses every connect for it.
+//     or one that breaks a rule (MinConns above MaxConns, a negative count
+//     or duration), where pgxpool panics or misbehaves. ParseConfig
+//     refuses a negative pool_min_conns, and a pool_ parameter it does not
+//     know, which pgxpool would send to the server, which refuses every
+//     connect for it.
 //   - MaxConns above MaxConnsCeiling (10,000) is taken as that: the pool
 //     sets aside a place for each connection up front.
 //   - Stat's AcquireDuration and EmptyAcquireWaitTime count the time takes

@@ -93,8 +93,10 @@ func newPool(ctx context.Context, cfg *Config, tick time.Duration) (*Pool, error
 	p.acquireTracer, _ = cfg.ConnConfig.Tracer.(AcquireTracer)
 	p.releaseTracer, _ = cfg.ConnConfig.Tracer.(ReleaseTracer)
 	p.clock = adapter.NewClock(tick)
+	cc := cfg.ConnConfig.Copy()
+	cc.ConnectTimeout = connectTimeout(cc)
 	f := &factory{
-		cc:            cfg.ConnConfig.Copy(),
+		cc:            cc,
 		beforeConnect: cfg.BeforeConnect,
 		afterConnect:  cfg.AfterConnect,
 		beforeClose:   cfg.BeforeClose,
