@@ -124,7 +124,7 @@ func (s *FileSink[T]) recordMoved(ln *fileLine) error {
 	defer s.mu.Unlock()
 	err := os.ErrClosed
 	if s.f != nil {
-		_, err = s.f.Write(rec)
+		err = s.appendLocked(rec)
 		if err == nil {
 			err = s.f.Sync()
 		}

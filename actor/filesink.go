@@ -20,8 +20,8 @@ import (
 // synced to disk until Close. A letter may encode to at most 16 MiB.
 //
 // A line that holds no letter — it no longer decodes because the payload
-// type changed between deploys, someone edited it, or a crash cut it short
-// while it was written — costs that line only: reading reports it as a
+// type changed between deploys, someone edited it, or a crash or a full
+// disk cut it short while it was written — costs that line only: reading reports it as a
 // [*LineError], with its number, the error and its bytes, and goes on.
 //
 // A FileSink is a [Mover]: [Actor.Replay] moves its letters into an actor
@@ -38,7 +38,10 @@ type FileSink[T any] struct {
 	path   string
 	mu     sync.Mutex // serializes writes to f and its replacement
 	f      *os.File   // nil once closed
+	cut    bool       // a write failed, maybe partway: the file may end inside a line
 	moving atomic.Bool
+
+	writeFile func(f *os.File, b []byte) (int, error) // f.Write, unless a test fails it
 }
 
 // maxLine is the longest line, without its newline, that a dead-letter file
@@ -99,8 +102,30 @@ func (s *FileSink[T]) Put(l DeadLetter[T]) error {
 	if s.f == nil {
 		return fmt.Errorf("actor: dead-letter file %s: %w", s.path, os.ErrClosed)
 	}
-	if _, err := s.f.Write(line); err != nil {
+	if err := s.appendLocked(line); err != nil {
 		return fmt.Errorf("actor: write dead letter of task %d (%s): %w", l.Task.ID, l.Task.Type, err)
+	}
+	return nil
+}
+
+// appendLocked appends b, whole lines, to the open file. A write that
+// failed may have written part of its line (the disk filled up): the next
+// append first ends that line, so that it costs only itself, reported when
+// read, and the next line is whole.
+func (s *FileSink[T]) appendLocked(b []byte) error {
+	if s.cut {
+		if err := endLastLine(s.f); err != nil {
+			return err
+		}
+		s.cut = false
+	}
+	write := (*os.File).Write
+	if s.writeFile != nil {
+		write = s.writeFile
+	}
+	if _, err := write(s.f, b); err != nil {
+		s.cut = true
+		return err
 	}
 	return nil
 }

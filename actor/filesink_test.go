@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -179,6 +180,33 @@ func TestFileSinkCutLastLine(t *testing.T) {
 	_, errs = readAll(t, s)
 	if len(errs) != 2 || errs[1].Line != 4 || !errors.Is(errs[1], io.ErrUnexpectedEOF) || !strings.Contains(errs[1].Error(), "cut it short") {
 		t.Errorf("line errors %v; want the last, line 4, cut short", errs)
+	}
+}
+
+// TestFileSinkPutAfterFailedWrite: a Put whose write failed partway, as on
+// a full disk, costs its own letter only: the next Put starts a line of
+// its own, and reads back.
+func TestFileSinkPutAfterFailedWrite(t *testing.T) {
+	noLeaks(t)
+	s := openSink[int](t, "")
+	failed := false
+	s.writeFile = func(f *os.File, b []byte) (int, error) {
+		if failed {
+			return f.Write(b)
+		}
+		failed = true
+		n, _ := f.Write(b[:len(b)/2])
+		return n, syscall.ENOSPC
+	}
+	if err := s.Put(DeadLetter[int]{Reason: ReasonDropped, Task: Task[int]{ID: 1, Payload: 1}}); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Put on a full disk = %v, want ENOSPC", err)
+	}
+	if err := s.Put(DeadLetter[int]{Reason: ReasonDropped, Task: Task[int]{ID: 2, Payload: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	got, errs := readAll(t, s)
+	if !slices.Equal(got, []int{2}) || len(errs) != 1 || errs[0].Line != 1 {
+		t.Errorf("read %v and %v; want [2], and line 1, the half-written letter, reported", got, errs)
 	}
 }
 
