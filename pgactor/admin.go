@@ -199,10 +199,7 @@ func (a *Admin) Cancel(ctx context.Context, ids ...uint64) (int, error) {
 func cancelTasks(ctx context.Context, s *store, ids []uint64) (int, error) {
 	found := 0
 	for _, id := range ids {
-		n, err := s.cancelWaiting(ctx, id)
-		if err == nil && n == 0 {
-			n, err = s.cancelRunning(ctx, id)
-		}
+		n, err := s.cancel(ctx, id)
 		if err != nil {
 			return found, err
 		}

@@ -157,16 +157,9 @@ func (a *Actor[T]) DeleteDeadLetters(ctx context.Context, ids ...uint64) (int, e
 // succeeds it completes. A task that is neither — ended already, of
 // another actor, or marked by an earlier Cancel — is not counted.
 func (a *Actor[T]) Cancel(ctx context.Context, ids ...uint64) (int, error) {
-	found := 0
-	for _, id := range ids {
-		n, err := a.store.cancelWaiting(ctx, id)
-		if err == nil && n == 0 {
-			n, err = a.store.cancelRunning(ctx, id)
-		}
-		if err != nil {
-			return found, a.readErr("cancel", err)
-		}
-		found += n
+	found, err := cancelTasks(ctx, a.store, ids)
+	if err != nil {
+		return found, a.readErr("cancel", err)
 	}
 	return found, nil
 }

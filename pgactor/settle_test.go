@@ -226,6 +226,58 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestCancelWhileTaskMoves checks that Cancel catches a task that moves
+// from running to waiting while Cancel runs — its worker gave it back for a
+// retry — in the state it reaches: dead-lettered as waiting, not missed
+// both as a waiting task (it ran when looked at) and as a running one (it
+// waited by the time it was marked).
+func TestCancelWhileTaskMoves(t *testing.T) {
+	r := newRig(t)
+	a := start(r, "cancelmoves", func(ctx context.Context, task actor.Task[string]) error {
+		t.Errorf("task %d ran; it is not due for an hour", task.ID)
+		return nil
+	}, Config[string]{Workers: 1})
+	id, err := a.Send(t.Context(), "moves", After(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The task runs, as far as Cancel can tell, on a worker of a process
+	// that holds its row while it gives the task back.
+	r.exec(`UPDATE {s}.tasks SET owner = 'elsewhere' WHERE id = $1`, int64(id))
+	worker, err := r.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Rollback(context.Background())
+	if _, err := worker.Exec(t.Context(), expand(r.schema, `UPDATE {s}.tasks SET owner = NULL WHERE id = $1`), int64(id)); err != nil {
+		t.Fatal(err)
+	}
+
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := a.Cancel(context.Background(), id)
+		done <- result{n, err}
+	}()
+	eventually(t, 10*time.Second, "Cancel did not wait for the task's row", func() bool {
+		return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) > 0
+	})
+	if err := worker.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	res := within(t, done, 10*time.Second, "Cancel did not return")
+	if res.err != nil || res.n != 1 {
+		t.Fatalf("Cancel of a task given back while it ran: %d, %v; want 1 canceled", res.n, res.err)
+	}
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{Reason: ReasonCanceled})
+	if err != nil || len(letters) != 1 || letters[0].Task.ID != id {
+		t.Errorf("canceled letters: %v, %v; want task %d", letters, err, id)
+	}
+}
+
 // TestGoexit checks that a handler calling runtime.Goexit fails its
 // attempt with an *actor.PanicError, and that a worker takes the place of
 // the one it ended.

@@ -3,6 +3,7 @@ package pgactor
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -423,23 +424,34 @@ var stmtCancelWaiting = prepare(`WITH d AS (
 )
 SELECT count(*) FROM d`, "actor", "id", "reason")
 
-// cancelWaiting dead-letters task id with ReasonCanceled if it waits, and
-// returns how many it moved.
-func (s *store) cancelWaiting(ctx context.Context, id uint64) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, stmtCancelWaiting.in(s.schema), s.actor, int64(id), ReasonCanceled.String()).Scan(&n)
-	return n, err
-}
-
 // stmtCancelRunning marks the actor's running task @id canceled, for its
 // worker's next heartbeat to see.
 var stmtCancelRunning = prepare(`UPDATE {s}.tasks SET canceled = true WHERE actor = @actor AND id = @id AND owner IS NOT NULL AND NOT canceled`, "actor", "id")
 
-// cancelRunning marks task id canceled if it runs, and returns how many
-// it marked.
-func (s *store) cancelRunning(ctx context.Context, id uint64) (int, error) {
-	tag, err := s.pool.Exec(ctx, stmtCancelRunning.in(s.schema), s.actor, int64(id))
-	return int(tag.RowsAffected()), err
+// stmtLockTask locks the actor's task @id and says whether it waits.
+var stmtLockTask = prepare(`SELECT owner IS NULL FROM {s}.tasks WHERE actor = @actor AND id = @id FOR UPDATE`, "actor", "id")
+
+// cancel dead-letters task id with ReasonCanceled if it waits, or marks
+// it canceled if it runs and is not marked yet, and returns how many it
+// canceled. The task's row is locked first: a task that moved between
+// running and waiting while two statements looked at it in turn would be
+// missed by both.
+func (s *store) cancel(ctx context.Context, id uint64) (n int, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var waiting bool
+		switch err := tx.QueryRow(ctx, stmtLockTask.in(s.schema), s.actor, int64(id)).Scan(&waiting); {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil // ended, or never was
+		case err != nil:
+			return err
+		case waiting:
+			return tx.QueryRow(ctx, stmtCancelWaiting.in(s.schema), s.actor, int64(id), ReasonCanceled.String()).Scan(&n)
+		}
+		tag, err := tx.Exec(ctx, stmtCancelRunning.in(s.schema), s.actor, int64(id))
+		n = int(tag.RowsAffected())
+		return err
+	})
+	return n, err
 }
 
 // stmtReplay moves the actor's dead letters @ids back to the queue, due at

@@ -80,10 +80,11 @@ var taskMoves = []taskMove{
 	{by: "snooze", when: "a later attempt", from: []taskState{stateRunning, stateExpired, stateCanceling}, to: stateRetrying, fence: fenceLease},
 
 	// Cancel, Replay, DeleteDeadLetters.
-	{by: "cancelWaiting", from: []taskState{stateQueued, stateScheduled, stateRetrying}, to: stateDead,
-		fence: "an owner: a running task is canceled by cancelRunning instead"},
-	{by: "cancelRunning", from: []taskState{stateRunning, stateExpired}, to: stateCanceling,
-		fence: "no owner, or canceled already"},
+	// cancel locks the task's row first, so that each task is canceled
+	// in the state it is in once no other statement moves it.
+	{by: "cancel", when: "the task waits", from: []taskState{stateQueued, stateScheduled, stateRetrying}, to: stateDead},
+	{by: "cancel", when: "the task runs", from: []taskState{stateRunning, stateExpired}, to: stateCanceling,
+		fence: "canceled already"},
 	{by: "replay", from: []taskState{stateDead}, to: stateQueued, fence: fenceKey},
 	{by: "deleteDeadLetters", from: []taskState{stateDead}, to: stateNone},
 

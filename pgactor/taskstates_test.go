@@ -202,17 +202,11 @@ var moveDrivers = map[string]moveDriver{
 		move:   func(c *moveCase) { c.ok(c.s.deadLetter(context.Background(), c.lease, ReasonPermanent, nil, true)) },
 		refuse: func(c *moveCase) { c.ok(c.s.deadLetter(context.Background(), c.stale(), ReasonPermanent, nil, true)) },
 	},
-	"cancelWaiting": {
-		move:   func(c *moveCase) { c.ok(c.s.cancelWaiting(context.Background(), uint64(c.lease.id))) },
-		refuse: func(c *moveCase) { c.ok(c.s.cancelWaiting(context.Background(), uint64(c.lease.id))) },
-		from:   stateRunning,
-	},
-	"cancelRunning": {
-		move: func(c *moveCase) { c.ok(c.s.cancelRunning(context.Background(), uint64(c.lease.id))) },
-		refuse: func(c *moveCase) {
-			c.ok(c.s.cancelRunning(context.Background(), uint64(c.lease.id)))
-		},
-		from: stateQueued,
+	"cancel, the task waits": {move: func(c *moveCase) { c.ok(c.s.cancel(context.Background(), uint64(c.lease.id))) }},
+	"cancel, the task runs": {
+		move:   func(c *moveCase) { c.ok(c.s.cancel(context.Background(), uint64(c.lease.id))) },
+		refuse: func(c *moveCase) { c.ok(c.s.cancel(context.Background(), uint64(c.lease.id))) },
+		from:   stateCanceling,
 	},
 	"replay": {
 		move: func(c *moveCase) { c.ok(c.s.replay(context.Background(), []uint64{uint64(c.lease.id)})) },
