@@ -33,12 +33,19 @@ type sendOptions struct {
 // it as a retry).
 func RunAt(t time.Time) SendOption {
 	return func(o *sendOptions) {
-		if t.IsZero() {
+		switch {
+		case t.IsZero():
 			o.err = errors.New("RunAt: the time is zero")
+		case t.After(latestRunAt):
+			o.err = fmt.Errorf("RunAt: %v is later than PostgreSQL stores a time (%v)", t, latestRunAt)
 		}
 		o.at, o.delay = t, 0
 	}
 }
+
+// latestRunAt is the last microsecond of the last day a timestamptz
+// holds.
+var latestRunAt = time.Date(294276, time.December, 31, 23, 59, 59, 999999000, time.UTC)
 
 // After makes the task due d after the send, by the database's clock.
 func After(d time.Duration) SendOption {
