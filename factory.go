@@ -31,7 +31,10 @@ import "context"
 //
 // A panic in any method of a factory is recovered: in Create it fails the
 // take that was waiting for the object, in Validate and Test it marks the
-// object invalid, and in Destroy it is logged.
+// object invalid, and in Destroy it is logged. So is a call to
+// runtime.Goexit (t.FailNow in a test's factory) in Create, Test or
+// Destroy, which run on goroutines of the pool's own; Validate runs on the
+// goroutine taking or giving back the object, which Goexit ends.
 type Factory[T any] interface {
 	// Create makes a new object. The context ends after Config.CreateTimeout
 	// or when the pool closes.

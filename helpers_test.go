@@ -70,15 +70,20 @@ func (f *factory) Create(ctx context.Context) (*conn, error) {
 	}
 	var err error
 	func() {
+		returned := false
 		defer func() {
 			if v := recover(); v != nil {
 				fail()
 				panic(v)
 			}
+			if !returned {
+				fail() // runtime.Goexit
+			}
 		}()
 		if f.create != nil {
 			err = f.create(ctx, id)
 		}
+		returned = true
 	}()
 	if err != nil {
 		fail()
