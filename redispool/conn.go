@@ -146,8 +146,12 @@ func (c *conn) watch(ctx context.Context) (stop func() bool, err error) {
 }
 
 // ended returns the error of a command that ran under a context which
-// ended while it ran; the connection was closed under it.
-func ended(ctx context.Context, cmd string, reply any, err error) (any, error) {
+// ended while it ran; the connection is closed under it. It marks the
+// connection interrupted itself: the interrupt has started but may not
+// have run yet, and the connection, given back before it did, would pass
+// validate and have its socket closed under the next caller.
+func (c *conn) ended(ctx context.Context, cmd string, reply any, err error) (any, error) {
+	c.interrupted.Store(true)
 	if err == nil {
 		// The reply came before the interrupt: it is good, though the
 		// connection is not.
@@ -172,7 +176,7 @@ func (c *conn) do(ctx context.Context, timeout time.Duration, cmd string, args .
 	}
 	c.pending = 0
 	if stop != nil && !stop() {
-		return ended(ctx, cmd, reply, err)
+		return c.ended(ctx, cmd, reply, err)
 	}
 	return reply, err
 }
@@ -203,7 +207,7 @@ func (c *conn) receive(ctx context.Context, timeout time.Duration) (any, error) 
 		c.pending--
 	}
 	if stop != nil && !stop() {
-		return ended(ctx, "receive", reply, err)
+		return c.ended(ctx, "receive", reply, err)
 	}
 	return reply, err
 }
