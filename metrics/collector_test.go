@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/actor"
@@ -141,9 +142,9 @@ actorpool_pool_tests_total{pool="redis"} 19
 # HELP actorpool_pool_timed_out_acquires_total Queued takes whose context's deadline passed.
 # TYPE actorpool_pool_timed_out_acquires_total counter
 actorpool_pool_timed_out_acquires_total{pool="redis"} 14
-# HELP actorpool_pool_wait_seconds_total Total time takes spent queued.
-# TYPE actorpool_pool_wait_seconds_total counter
-actorpool_pool_wait_seconds_total{pool="redis"} 1.5
+# HELP actorpool_pool_wait_duration_seconds_total Total time takes spent queued.
+# TYPE actorpool_pool_wait_duration_seconds_total counter
+actorpool_pool_wait_duration_seconds_total{pool="redis"} 1.5
 # HELP actorpool_pool_waiting_takes Takes queued for an object now.
 # TYPE actorpool_pool_waiting_takes gauge
 actorpool_pool_waiting_takes{pool="redis"} 4
@@ -221,6 +222,50 @@ func TestLint(t *testing.T) {
 				t.Errorf("%s lacks the constant label service=test", f.GetName())
 			}
 		}
+	}
+}
+
+// TestOpenMetricsFamilies proves that the families the collector reports
+// keep distinct names in the OpenMetrics exposition, which promhttp
+// serves with HandlerOpts.EnableOpenMetrics: there a counter's family is
+// named without its _total, and the spec requires every family's name to
+// be unique, so a counter named after a histogram plus _total clashes
+// with it.
+func TestOpenMetricsFamilies(t *testing.T) {
+	c := NewCollector(Options{})
+	c.AddPool("redis", func() actorpool.Stats { return poolStats })
+	c.AddActor("audit", func() actor.Stats { return actorStats })
+	o := c.PoolObserver("redis")
+	o.ObserveWait(time.Millisecond, nil)
+	o.ObserveHold(time.Millisecond)
+	o.ObserveCreate(time.Millisecond, nil)
+	o.ObserveTest(time.Millisecond, nil)
+	a := c.ActorObserver("audit")
+	a.ObserveQueueWait(time.Millisecond)
+	a.ObserveRun(time.Millisecond, nil)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeOpenMetrics))
+	for _, f := range families {
+		if err := enc.Encode(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]string{}
+	for line := range strings.Lines(b.String()) {
+		name, typ, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "# TYPE "), " ")
+		if !ok || !strings.HasPrefix(line, "# TYPE ") {
+			continue
+		}
+		if other, dup := seen[name]; dup {
+			t.Errorf("OpenMetrics family %s is both a %s and a %s", name, other, typ)
+		}
+		seen[name] = typ
 	}
 }
 

@@ -32,7 +32,7 @@ var poolMetrics = []series.Series[actorpool.Stats]{
 		func(s actorpool.Stats) int64 { return s.EmptyAcquires }),
 	series.Counter("actorpool_pool_waits_total", "Takes that queued for an object.",
 		func(s actorpool.Stats) int64 { return s.Waits }),
-	series.CounterSeconds("actorpool_pool_wait_seconds_total", "Total time takes spent queued.",
+	series.CounterSeconds("actorpool_pool_wait_duration_seconds_total", "Total time takes spent queued.",
 		func(s actorpool.Stats) time.Duration { return s.WaitDuration }),
 	series.Counter("actorpool_pool_canceled_acquires_total", "Queued takes whose context was canceled.",
 		func(s actorpool.Stats) int64 { return s.CanceledAcquires }),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -146,8 +147,12 @@ func (c *conn) watch(ctx context.Context) (stop func() bool, err error) {
 }
 
 // ended returns the error of a command that ran under a context which
-// ended while it ran; the connection was closed under it.
-func ended(ctx context.Context, cmd string, reply any, err error) (any, error) {
+// ended while it ran; the connection is closed under it. It marks the
+// connection interrupted itself: the interrupt has started but may not
+// have run yet, and the connection, given back before it did, would pass
+// validate and have its socket closed under the next caller.
+func (c *conn) ended(ctx context.Context, cmd string, reply any, err error) (any, error) {
+	c.interrupted.Store(true)
 	if err == nil {
 		// The reply came before the interrupt: it is good, though the
 		// connection is not.
@@ -156,8 +161,23 @@ func ended(ctx context.Context, cmd string, reply any, err error) (any, error) {
 	return nil, fmt.Errorf("redispool: %s: %w (%w)", cmd, context.Cause(ctx), err)
 }
 
+// noTimeout is the timeout of do and receive that means none: a
+// timeout of zero means the one the connection was dialed with.
+const noTimeout = time.Duration(math.MinInt64)
+
+// readTimeout returns the timeout of do and receive that a redigo
+// connection's DoWithTimeout and ReceiveWithTimeout mean by timeout: zero
+// means none.
+func readTimeout(timeout time.Duration) time.Duration {
+	if timeout == 0 {
+		return noTimeout
+	}
+	return timeout
+}
+
 // do runs one command, and reads the replies to commands sent before it.
-// A timeout of zero means the read timeout the connection was dialed with.
+// A timeout of zero means the read timeout the connection was dialed with;
+// noTimeout means none.
 func (c *conn) do(ctx context.Context, timeout time.Duration, cmd string, args ...any) (any, error) {
 	stop, err := c.watch(ctx)
 	if err != nil {
@@ -165,14 +185,17 @@ func (c *conn) do(ctx context.Context, timeout time.Duration, cmd string, args .
 	}
 	c.track(cmd)
 	var reply any
-	if timeout > 0 {
-		reply, err = redis.DoWithTimeout(c.rc, timeout, cmd, args...)
-	} else {
+	switch timeout {
+	case 0:
 		reply, err = c.rc.Do(cmd, args...)
+	case noTimeout:
+		reply, err = redis.DoWithTimeout(c.rc, 0, cmd, args...)
+	default:
+		reply, err = redis.DoWithTimeout(c.rc, timeout, cmd, args...)
 	}
 	c.pending = 0
 	if stop != nil && !stop() {
-		return ended(ctx, cmd, reply, err)
+		return c.ended(ctx, cmd, reply, err)
 	}
 	return reply, err
 }
@@ -185,17 +208,20 @@ func (c *conn) send(cmd string, args ...any) error {
 	return c.rc.Send(cmd, args...)
 }
 
-// receive reads one reply.
+// receive reads one reply, with a timeout as do's.
 func (c *conn) receive(ctx context.Context, timeout time.Duration) (any, error) {
 	stop, err := c.watch(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var reply any
-	if timeout > 0 {
-		reply, err = redis.ReceiveWithTimeout(c.rc, timeout)
-	} else {
+	switch timeout {
+	case 0:
 		reply, err = c.rc.Receive()
+	case noTimeout:
+		reply, err = redis.ReceiveWithTimeout(c.rc, 0)
+	default:
+		reply, err = redis.ReceiveWithTimeout(c.rc, timeout)
 	}
 	// A reply that is an error reply still answers a command.
 	var rerr redis.Error
@@ -203,7 +229,7 @@ func (c *conn) receive(ctx context.Context, timeout time.Duration) (any, error) 
 		c.pending--
 	}
 	if stop != nil && !stop() {
-		return ended(ctx, "receive", reply, err)
+		return c.ended(ctx, "receive", reply, err)
 	}
 	return reply, err
 }

@@ -3,10 +3,14 @@ package redispool
 import (
 	"context"
 	"errors"
+	"net"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/adapter"
 	"github.com/gomodule/redigo/redis"
 )
@@ -197,5 +201,77 @@ func TestContextOutlivesCommand(t *testing.T) {
 	}
 	if _, err := c.do(context.Background(), 0, "GET"); err != nil {
 		t.Errorf("GET after: %v", err)
+	}
+}
+
+// hookConn is a socket that calls onRead, once armed, when a Read has
+// brought data.
+type hookConn struct {
+	net.Conn
+	onRead atomic.Pointer[func()]
+}
+
+func (c *hookConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if f := c.onRead.Swap(nil); f != nil && n > 0 {
+		(*f)()
+	}
+	return n, err
+}
+
+// TestContextEndsAsReplyComes checks that a connection whose command's
+// context ended just as the reply came is not handed to the next caller.
+// The command succeeds, but the interrupt that closes the socket has
+// started on a goroutine of its own: on one P that goroutine runs only
+// when the next caller's command blocks on the socket, which the
+// interrupt then closes under it.
+func TestContextEndsAsReplyComes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	srv := okServer(t)
+	for _, receive := range []bool{false, true} {
+		var sock atomic.Pointer[hookConn]
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			h := &hookConn{Conn: c}
+			sock.Store(h)
+			return h, nil
+		}
+		p, err := newPool(&Config{Addr: srv.addr(), Dial: dial, Pool: actorpool.Config{MaxObjects: 1}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		end := func() { cancel() }
+		sock.Load().onRead.Store(&end) // the context ends as the reply comes
+		if receive {
+			c.Send("GET")
+			c.Flush()
+			_, err = c.ReceiveContext(ctx)
+		} else {
+			_, err = c.DoContext(ctx, "GET")
+		}
+		if err != nil {
+			t.Fatalf("receive %v: command whose reply came: %v", receive, err)
+		}
+		c.Release()
+		next, err := p.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := next.Do("GET"); err != nil {
+			t.Errorf("receive %v: the next caller's command failed: %v", receive, err)
+		}
+		next.Release()
+		if err := p.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package redispool
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -46,11 +47,18 @@ func newFactory(cfg *Config, clock *adapter.Clock) *factory {
 // CreateTimeout is the connect timeout.
 func (f *factory) Create(ctx context.Context) (*conn, error) {
 	var nc net.Conn
+	// stop stops closing nc when ctx ends: redigo's TLS handshake does not
+	// watch ctx (it has a timeout of its own), so the socket is closed
+	// under it. It reports false if ctx ended and nc is being closed.
+	stop := func() bool { return true }
 	// The last dial option wins: this one keeps hold of the network
 	// connection, which do closes to interrupt a command.
 	opts := append(f.opts[:len(f.opts):len(f.opts)], redis.DialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := f.dial(ctx, network, addr)
 		nc = c
+		if err == nil && c != nil {
+			stop = context.AfterFunc(ctx, func() { c.Close() })
+		}
 		return c, err
 	}))
 	var rc redis.Conn
@@ -59,6 +67,12 @@ func (f *factory) Create(ctx context.Context) (*conn, error) {
 		rc, err = redis.DialURLContext(ctx, f.addr, opts...)
 	} else {
 		rc, err = redis.DialContext(ctx, f.network, f.addr, opts...)
+	}
+	if !stop() {
+		if err == nil {
+			rc.Close()
+		}
+		err = fmt.Errorf("%w (%w)", context.Cause(ctx), cmp.Or(err, net.ErrClosed))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("redispool: connect to %s: %w", redact(f.network, f.addr), err)

@@ -2,7 +2,10 @@ package redispool
 
 import (
 	"context"
+	"errors"
+	"net"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/actorpool/actorpool"
@@ -85,4 +88,37 @@ func TestTestStalledPastTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Check(t)
+}
+
+// TestCreateTimeoutBoundsTLSHandshake checks that Create ends when its
+// context does while the TLS handshake waits on a server that never
+// answers: Config.Pool.CreateTimeout bounds the whole connect, and a
+// create that outlives it holds a place in the pool until it returns.
+func TestCreateTimeoutBoundsTLSHandshake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var servers []net.Conn
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			client, server := net.Pipe() // a server that reads nothing
+			servers = append(servers, server)
+			return client, nil
+		}
+		f := newFactory(&Config{Addr: "rediss://redis.test:6379", Dial: dial}, adapter.NewClock(0))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		c, err := f.Create(ctx)
+		if err == nil {
+			c.rc.Close()
+			t.Fatal("Create succeeded without a handshake")
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("Create returned after %v, past its context's deadline of 1s: %v", d, err)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Create: %v, want an error wrapping context.DeadlineExceeded", err)
+		}
+		for _, s := range servers {
+			s.Close()
+		}
+	})
 }

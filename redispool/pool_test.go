@@ -1,10 +1,14 @@
 package redispool
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"net"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/actorpool/actorpool"
@@ -251,5 +255,63 @@ func TestCreateFailure(t *testing.T) {
 	}
 	if err := p.Close(context.Background()); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestZeroTimeoutMeansNone checks that DoWithTimeout and
+// ReceiveWithTimeout with a timeout of zero wait for the reply however
+// long it takes, as redigo's connections and pooled connections do: a
+// zero timeout overrides the read timeout the connection was dialed with,
+// for a BLPOP that blocks until something comes.
+func TestZeroTimeoutMeansNone(t *testing.T) {
+	for _, receive := range []bool{false, true} {
+		name := map[bool]string{false: "DoWithTimeout", true: "ReceiveWithTimeout"}[receive]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var servers sync.WaitGroup
+				defer servers.Wait()
+				dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+					client, server := net.Pipe()
+					servers.Go(func() {
+						defer server.Close()
+						r := bufio.NewReader(server)
+						for {
+							if _, err := readCommand(r); err != nil {
+								return
+							}
+							time.Sleep(time.Minute) // BLPOP waits for a push
+							if _, err := server.Write([]byte("+OK\r\n")); err != nil {
+								return
+							}
+						}
+					})
+					return client, nil
+				}
+				p, err := newPool(&Config{
+					Addr: "redis.test:6379", Dial: dial,
+					DialOptions: []redis.DialOption{redis.DialReadTimeout(time.Second)},
+					Pool:        actorpool.Config{MaxObjects: 1},
+				}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close(context.Background())
+				c, err := p.Acquire(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Release()
+				if receive {
+					c.Send("BLPOP", "q", 0)
+					c.Flush()
+					_, err = c.ReceiveWithTimeout(0)
+				} else {
+					_, err = c.DoWithTimeout(0, "BLPOP", "q", 0)
+				}
+				if err != nil {
+					t.Errorf("a command with no read timeout failed: %v", err)
+				}
+			})
+		})
 	}
 }

@@ -88,12 +88,13 @@ func (c *Conn) DoContext(ctx context.Context, cmd string, args ...any) (any, err
 }
 
 // DoWithTimeout is Do with a read timeout of its own, instead of the one
-// the connection was dialed with.
+// the connection was dialed with; zero means none, as for a redigo
+// connection.
 func (c *Conn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
 	if c.c == nil {
 		return nil, ErrConnClosed
 	}
-	return c.c.do(context.Background(), timeout, cmd, args...)
+	return c.c.do(context.Background(), readTimeout(timeout), cmd, args...)
 }
 
 // Send writes a command to the connection's output buffer.
@@ -125,10 +126,11 @@ func (c *Conn) ReceiveContext(ctx context.Context) (any, error) {
 	return c.c.receive(ctx, 0)
 }
 
-// ReceiveWithTimeout is Receive with a read timeout of its own.
+// ReceiveWithTimeout is Receive with a read timeout of its own; zero
+// means none, as for a redigo connection.
 func (c *Conn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	if c.c == nil {
 		return nil, ErrConnClosed
 	}
-	return c.c.receive(context.Background(), timeout)
+	return c.c.receive(context.Background(), readTimeout(timeout))
 }
