@@ -127,7 +127,7 @@ func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOption
 			h.Set(hdrKey, headerText(o.key))
 		}
 		if place == placeDelayed {
-			h.Set(hdrDue, strconv.FormatInt(due.UnixNano(), 10))
+			h.Set(hdrDue, dueText(due))
 		}
 		msgs[i] = &nats.Msg{Subject: a.l.subject(place, tok), Header: h, Data: data}
 		ids[i] = base

@@ -3,6 +3,7 @@ package jsactor
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -190,6 +191,68 @@ func TestSendBatchLarge(t *testing.T) {
 	for i := 1; i < len(ids); i++ {
 		if ids[i] <= ids[i-1] {
 			t.Fatalf("IDs out of order at %d: %d after %d", i, ids[i], ids[i-1])
+		}
+	}
+}
+
+// TestFarFutureDue sends tasks due past 2262, when a due time's Unix
+// nanoseconds overflow, and snoozes one for math.MaxInt64: each waits,
+// rather than coming due at once.
+func TestFarFutureDue(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "farfuture", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		if task.Payload == "snooze" {
+			return Snooze(math.MaxInt64)
+		}
+		return nil
+	}, Config[string]{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	ran := func(p string) int {
+		n := 0
+		for _, r := range seen.list() {
+			if r.Payload == p {
+				n++
+			}
+		}
+		return n
+	}
+	for _, o := range []SendOption{RunAt(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), After(math.MaxInt64)} {
+		if _, err := a.Send(ctx, "far", o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Send(ctx, "snooze"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the snoozing task runs", func() bool { return ran("snooze") >= 1 })
+	// The delayed consumer takes its tasks in the order they were stored,
+	// and the one worker runs ready tasks in that order: once a marker
+	// stored after them has run, the far tasks and the snoozed copy had
+	// come due before it, had they come due at all.
+	eventually(t, 10*time.Second, "the snoozed copy is stored", func() bool {
+		tasks, _, err := a.Tasks(ctx, TaskFilter{States: []TaskState{TaskScheduled}})
+		return err == nil && len(tasks) == 3
+	})
+	if _, err := a.Send(ctx, "marker", After(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the marker runs", func() bool { return ran("marker") == 1 })
+	if ran("far") != 0 || ran("snooze") != 1 {
+		t.Fatalf("far tasks ran %d times, the snoozed one %d; want 0 and 1", ran("far"), ran("snooze"))
+	}
+	tasks, _, err := a.Tasks(ctx, TaskFilter{})
+	if err != nil || len(tasks) != 3 {
+		t.Fatalf("Tasks = %+v, %v; want three waiting", tasks, err)
+	}
+	for _, ti := range tasks {
+		if ti.State != TaskScheduled || ti.Due.Year() < 2262 {
+			t.Errorf("task %d: %s, due %v; want scheduled, due in 2262 or later", ti.ID, ti.State, ti.Due)
 		}
 	}
 }
