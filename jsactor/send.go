@@ -86,6 +86,12 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 	if o.priority {
 		return nil, fmt.Errorf("jsactor: send to %q: %w", a.name, ErrPriority)
 	}
+	if ctx.Err() != nil {
+		// A batch is published before its acknowledgements are awaited:
+		// with a context already ended it would be stored, and reported
+		// as not stored.
+		return make([]uint64, len(payloads)), fmt.Errorf("jsactor: send to %q: nothing stored: %w", a.name, context.Cause(ctx))
+	}
 	if o.key != "" && len(payloads) > 1 {
 		return nil, fmt.Errorf("jsactor: send to %q: UniqueKey with a batch of %d tasks: a key names one task", a.name, len(payloads))
 	}

@@ -256,3 +256,34 @@ func TestFarFutureDue(t *testing.T) {
 		}
 	}
 }
+
+// TestSendCanceled sends with a context already canceled: nothing is
+// stored, as the error says.
+func TestSendCanceled(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[int](ctx, nc, "canceled", nil, Config[int]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if id, err := a.Send(canceled, 1); !errors.Is(err, context.Canceled) || id != 0 {
+		t.Errorf("Send = %d, %v; want 0 and context.Canceled", id, err)
+	}
+	ids, err := a.SendBatch(canceled, []int{1, 2, 3})
+	if !errors.Is(err, context.Canceled) || len(ids) != 3 || slices.ContainsFunc(ids, func(id uint64) bool { return id != 0 }) {
+		t.Errorf("SendBatch = %v, %v; want three zero IDs and context.Canceled", ids, err)
+	}
+	// A send after them on the same connection is stored after anything
+	// they published: its ID, a stream sequence, is 1 when they stored
+	// nothing.
+	id, err := a.Send(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != 1 {
+		t.Errorf("the next send's ID is %d, want 1: the sends with a canceled context stored %d tasks", id, id-1)
+	}
+}
