@@ -95,6 +95,7 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 	if o.key != "" && len(payloads) > 1 {
 		return nil, fmt.Errorf("jsactor: send to %q: UniqueKey with a batch of %d tasks: a key names one task", a.name, len(payloads))
 	}
+	defer a.flushAfterClose()
 	if a.tracer != nil {
 		return a.traceSend(ctx, payloads, &o, batch)
 	}
