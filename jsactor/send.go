@@ -141,6 +141,9 @@ func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOption
 		if batch {
 			ids[i] = base + "/" + strconv.Itoa(i)
 		}
+		if err := a.checkSize(msgs[i], ids[i], i, batch); err != nil {
+			return make([]uint64, len(payloads)), err
+		}
 	}
 	out := make([]uint64, len(payloads))
 	var errs []error
@@ -160,6 +163,39 @@ func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOption
 		return out, fmt.Errorf("jsactor: send to %q: %d of %d tasks not stored: %w", a.name, len(errs), len(msgs), errors.Join(errs...))
 	}
 	return out, nil
+}
+
+// copyRoom is the room a task keeps below the server's max_payload for
+// the headers that its copies — a retry, a give-back, a snooze, a task
+// come due — and its dead letter add to those of its send: the last error,
+// up to maxErrorLen bytes that quoting can make four times as long, and
+// the counts, times, reason and message ID.
+const copyRoom = 4*maxErrorLen + 2048
+
+// checkSize refuses a task whose message, id its message ID, leaves less
+// than copyRoom below the server's max_payload: it would be stored, but
+// neither its retry nor its dead letter could be, and it would run again
+// forever as a lost run. i is its index in a batch.
+func (a *Actor[T]) checkSize(m *nats.Msg, id string, i int, batch bool) error {
+	limit := a.nc.MaxPayload()
+	if limit <= 0 {
+		return nil // not known before the first connect; the server checks
+	}
+	size := len(m.Data) + len(nats.MsgIdHdr) + len(id) + 4 + len("NATS/1.0\r\n\r\n")
+	for k, vs := range m.Header {
+		for _, v := range vs {
+			size += len(k) + len(v) + 4
+		}
+	}
+	if int64(size+copyRoom) <= limit {
+		return nil
+	}
+	what := "the task"
+	if batch {
+		what = "task " + strconv.Itoa(i) + " of the batch"
+	}
+	return fmt.Errorf("jsactor: send to %q: %s is %d bytes with its headers, %d bytes of payload: at most %d fit, the server's max_payload (%d) less %d kept for the headers of its retries and dead letter: %w",
+		a.name, what, size, len(m.Data), limit-copyRoom, limit, copyRoom, nats.ErrMaxPayload)
 }
 
 // asyncWindow is how many publishes of a batch are in flight at once,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/nats-io/nats.go"
 )
 
 func TestSendRuns(t *testing.T) {
@@ -285,5 +286,47 @@ func TestSendCanceled(t *testing.T) {
 	}
 	if id != 1 {
 		t.Errorf("the next send's ID is %d, want 1: the sends with a canceled context stored %d tasks", id, id-1)
+	}
+}
+
+// rawCodec stores a []byte payload as it is.
+type rawCodec struct{}
+
+func (rawCodec) Encode(p []byte) ([]byte, error) { return p, nil }
+func (rawCodec) Decode(b []byte) ([]byte, error) { return b, nil }
+
+// TestPayloadNearMaxPayload sends the largest payload Send takes, to a
+// handler that fails with a long error of control bytes, which quoting
+// makes four times as long: its retry and its dead letter are stored, and
+// the task ends. A payload too large for that is refused with an error
+// that names the limit.
+func TestPayloadNearMaxPayload(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	long := errors.New(strings.Repeat("\x01", maxErrorLen))
+	a, err := New(ctx, nc, "nearmax", func(context.Context, actor.Task[[]byte]) error { return long }, Config[[]byte]{
+		Codec: rawCodec{}, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond},
+		OnError: func(*actor.TaskError) {}, FlushInterval: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	size := int(nc.MaxPayload())
+	var refused error
+	for ; size > 0; size -= 64 {
+		_, err := a.Send(ctx, make([]byte, size), WithType("big"))
+		if err == nil {
+			break
+		}
+		refused = err
+	}
+	t.Logf("largest payload taken: %d bytes of a max_payload of %d", size, nc.MaxPayload())
+	eventually(t, 20*time.Second, "the task dead-lettered after two attempts", func() bool {
+		s, err := a.Stats(ctx)
+		return err == nil && s.DeadLettered == 1 && s.Retried == 1 && s.Lost == 0
+	})
+	if !errors.Is(refused, nats.ErrMaxPayload) || !strings.Contains(refused.Error(), "max_payload") {
+		t.Errorf("send of %d bytes: %v, want an error naming max_payload that wraps nats.ErrMaxPayload", size+64, refused)
 	}
 }
