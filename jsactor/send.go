@@ -277,6 +277,9 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 			return ack, nil
 		}
 		if c := apiCode(err); c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
+			if ack := storedBefore(ctx, js, m, id); ack != nil {
+				return ack, nil
+			}
 			return nil, &DuplicateError{Actor: l.actor, Key: key}
 		}
 		if !retryable(err) || ctx.Err() != nil {
@@ -289,6 +292,32 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 		}
 		wait = min(wait*2, time.Second)
 	}
+}
+
+// storedBefore returns the acknowledgement of m's first store when the
+// server holds its message ID id within the duplicate window, or nil. A
+// single server checks a send's unique key before its message ID: a send
+// repeated with its message ID — Send's own retry after a lost
+// acknowledgement, a MsgID sent again, a Replay repeated — is refused for
+// the key its first store holds, rather than answered as a duplicate. So
+// m is sent again without the key's expectation, expecting a last message
+// ID that no message has: the server answers a duplicate with the first
+// store's sequence, and refuses, storing nothing, anything else.
+func storedBefore(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string) *jetstream.PubAck {
+	h := nats.Header{}
+	for k, v := range m.Header {
+		if k != jetstream.ExpectedLastSubjSeqHeader && k != jetstream.ExpectedLastSubjSeqSubjHeader {
+			h[k] = v
+		}
+	}
+	try, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	probe := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
+	ack, err := js.PublishMsg(try, probe, jetstream.WithMsgID(id), jetstream.WithExpectLastMsgID("none-"+nuid.Next()))
+	if err != nil || !ack.Duplicate {
+		return nil
+	}
+	return ack
 }
 
 // retryable reports whether a publish may have failed only on its way:

@@ -330,3 +330,33 @@ func TestPayloadNearMaxPayload(t *testing.T) {
 		t.Errorf("send of %d bytes: %v, want an error naming max_payload that wraps nats.ErrMaxPayload", size+64, refused)
 	}
 }
+
+// TestUniqueKeyMsgIDAgain sends a task with a unique key and a MsgID
+// twice: the second send, as the documentation of MsgID says, stores
+// nothing and returns the first one's ID, rather than being refused for
+// the key the first one holds. Another message ID with the key is still
+// refused.
+func TestUniqueKeyMsgIDAgain(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[string](ctx, nc, "keyagain", nil, Config[string]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	first, err := a.Send(ctx, "a", UniqueKey("order-1"), MsgID("send-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.Send(ctx, "a", UniqueKey("order-1"), MsgID("send-1"))
+	if err != nil || again != first {
+		t.Errorf("the same send again = %d, %v; want %d, nil", again, err, first)
+	}
+	if _, err := a.Send(ctx, "b", UniqueKey("order-1"), MsgID("send-2")); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("another send with the key: %v, want ErrDuplicate", err)
+	}
+	tasks, _, err := a.Tasks(ctx, TaskFilter{})
+	if err != nil || len(tasks) != 1 || tasks[0].ID != first {
+		t.Errorf("Tasks = %+v, %v; want task %d alone", tasks, err, first)
+	}
+}
