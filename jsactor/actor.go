@@ -37,6 +37,7 @@ type Actor[T any] struct {
 
 	counts   counters
 	gaveBack atomic.Int64 // tasks given back since Close began
+	flushed  atomic.Bool  // Close has begun its last flush of the counters
 
 	runCtx  context.Context         // the handlers' parent: canceled when Close gives up on them
 	stopRun context.CancelCauseFunc //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -162,6 +163,9 @@ func (ad *Admin) Tasks(ctx context.Context, actor string, f TaskFilter) ([]TaskI
 		return nil, 0, err
 	}
 	var out []TaskInfo
+	if f.After == math.MaxUint64 {
+		return out, 0, nil // none is past it; After+1 would wrap to the first
+	}
 	for seq := f.After + 1; ; {
 		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(l.base()+".*.*"))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -236,7 +240,7 @@ func (ad *Admin) RunNow(ctx context.Context, actor string, seqs ...uint64) ([]ui
 	}
 	var moved []uint64
 	for _, seq := range seqs {
-		m, err := st.GetMsg(ctx, seq)
+		m, err := getMsg(ctx, st, seq)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		}
@@ -275,7 +279,7 @@ func (ad *Admin) Delete(ctx context.Context, actor string, seqs ...uint64) ([]ui
 	}
 	var deleted []uint64
 	for _, seq := range seqs {
-		m, err := st.GetMsg(ctx, seq)
+		m, err := getMsg(ctx, st, seq)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		}

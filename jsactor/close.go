@@ -54,6 +54,7 @@ func (a *Actor[T]) close(ctx context.Context) error {
 	flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var errs []error
+	a.flushed.Store(true) // before the flush: a send that counts after it flushes its own counts
 	if err := a.flush(flushCtx); err != nil {
 		errs = append(errs, fmt.Errorf("jsactor: close %q: counters not added to the counter stream: %w", a.name, err))
 	}

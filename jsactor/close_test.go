@@ -100,3 +100,30 @@ func TestCloseWaitsForHandlers(t *testing.T) {
 		t.Errorf("stats after Close = %+v, %v; want one accepted and completed", s, err)
 	}
 }
+
+// TestSendAfterCloseCounted sends after Close, which the documentation
+// allows: the tasks are counted as accepted, although Close has added the
+// counters for the last time.
+func TestSendAfterCloseCounted(t *testing.T) {
+	leakcheck.Check(t)
+	srv := startServer(t)
+	ctx := ctxT(t)
+	nc := connect(t, srv.ClientURL())
+	a, err := New(ctx, nc, "afterclose", func(context.Context, actor.Task[int]) error { return nil }, Config[int]{FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SendBatch(ctx, []int{2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadStats(ctx, nc, "", "afterclose")
+	if err != nil || s.Accepted != 3 || s.Queued != 3 {
+		t.Errorf("stats = %+v, %v; want three accepted and queued", s, err)
+	}
+}

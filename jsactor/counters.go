@@ -64,6 +64,19 @@ func (a *Actor[T]) flush(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// flushAfterClose adds the counters to the counter stream at once when
+// Close has added them for the last time: a send after Close, or during
+// it, counts its tasks after that. A count not stored is kept for the
+// next send.
+func (a *Actor[T]) flushAfterClose() {
+	if !a.flushed.Load() {
+		return // Close's flush, or the flusher's, adds them
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = a.flush(ctx)
+}
+
 // addCounts adds counts to the actor's counters at once, for an Admin,
 // which keeps none of its own to flush. A count not stored is lost, and
 // logged nowhere: counters are not worth failing an operation for.

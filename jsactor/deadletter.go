@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -171,6 +172,9 @@ func readLetters(ctx context.Context, js jetstream.JetStream, l layout, f Letter
 		return nil, unknown(l, fmt.Errorf("dead letters: %w", err))
 	}
 	var out []LetterInfo
+	if f.AfterID == math.MaxUint64 {
+		return out, nil // none is past it; AfterID+1 would wrap to the first
+	}
 	for seq := f.AfterID + 1; len(out) < limit; {
 		m, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(l.deadSubject()))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -213,7 +217,7 @@ func (ad *Admin) Replay(ctx context.Context, actor string, ids ...uint64) ([]uin
 	}
 	out := make([]uint64, 0, len(ids))
 	for _, id := range ids {
-		m, err := dead.GetMsg(ctx, id)
+		m, err := getMsg(ctx, dead, id)
 		if errors.Is(err, jetstream.ErrMsgNotFound) || err == nil && m.Subject != l.deadSubject() {
 			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, actor, ErrNoTask)
 		}
@@ -267,11 +271,24 @@ func (ad *Admin) DeleteDeadLetters(ctx context.Context, actor string, ids ...uin
 	return n, nil
 }
 
+// getMsg reads the message at seq, failing with jetstream.ErrMsgNotFound
+// when there is none: at 0, no message is, and the server answers a read
+// of it with an error of its own.
+func getMsg(ctx context.Context, st jetstream.Stream, seq uint64) (*jetstream.RawStreamMsg, error) {
+	if seq == 0 {
+		return nil, jetstream.ErrMsgNotFound
+	}
+	return st.GetMsg(ctx, seq)
+}
+
 // deleteMsg deletes the message at seq, failing with
 // jetstream.ErrMsgNotFound when there is none: the server answers a
 // delete of a missing message with a generic failure, so a failure is
 // checked against a read.
 func deleteMsg(ctx context.Context, st jetstream.Stream, seq uint64) error {
+	if seq == 0 {
+		return jetstream.ErrMsgNotFound // no message has it; the server answers a delete of 0 with a failure
+	}
 	err := st.DeleteMsg(ctx, seq)
 	if err == nil || !errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
 		return err

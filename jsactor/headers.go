@@ -1,6 +1,7 @@
 package jsactor
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -84,7 +85,7 @@ func (r *record) header() nats.Header {
 		h.Set(hdrKey, headerText(r.key))
 	}
 	if !r.due.IsZero() {
-		h.Set(hdrDue, strconv.FormatInt(r.due.UnixNano(), 10))
+		h.Set(hdrDue, dueText(r.due))
 	}
 	if r.charged > 0 {
 		h.Set(hdrCharged, strconv.Itoa(r.charged))
@@ -147,6 +148,21 @@ func readText(v string) string {
 		return v
 	}
 	return s
+}
+
+// maxDue is the latest due time a header holds: Unix nanoseconds end in
+// the year 2262.
+var maxDue = time.Unix(0, math.MaxInt64)
+
+// dueText returns due as a header value, in Unix nanoseconds. A time past
+// maxDue — RunAt in the year 3000, After or Snooze of centuries — is kept
+// as maxDue: its nanoseconds would wrap to a time in the past, and the
+// task would come due at once.
+func dueText(due time.Time) string {
+	if due.After(maxDue) {
+		due = maxDue
+	}
+	return strconv.FormatInt(due.UnixNano(), 10)
 }
 
 func headerInt(h nats.Header, name string) int {

@@ -86,9 +86,16 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 	if o.priority {
 		return nil, fmt.Errorf("jsactor: send to %q: %w", a.name, ErrPriority)
 	}
+	if ctx.Err() != nil {
+		// A batch is published before its acknowledgements are awaited:
+		// with a context already ended it would be stored, and reported
+		// as not stored.
+		return make([]uint64, len(payloads)), fmt.Errorf("jsactor: send to %q: nothing stored: %w", a.name, context.Cause(ctx))
+	}
 	if o.key != "" && len(payloads) > 1 {
 		return nil, fmt.Errorf("jsactor: send to %q: UniqueKey with a batch of %d tasks: a key names one task", a.name, len(payloads))
 	}
+	defer a.flushAfterClose()
 	if a.tracer != nil {
 		return a.traceSend(ctx, payloads, &o, batch)
 	}
@@ -127,12 +134,15 @@ func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOption
 			h.Set(hdrKey, headerText(o.key))
 		}
 		if place == placeDelayed {
-			h.Set(hdrDue, strconv.FormatInt(due.UnixNano(), 10))
+			h.Set(hdrDue, dueText(due))
 		}
 		msgs[i] = &nats.Msg{Subject: a.l.subject(place, tok), Header: h, Data: data}
 		ids[i] = base
 		if batch {
 			ids[i] = base + "/" + strconv.Itoa(i)
+		}
+		if err := a.checkSize(msgs[i], ids[i], i, batch); err != nil {
+			return make([]uint64, len(payloads)), err
 		}
 	}
 	out := make([]uint64, len(payloads))
@@ -153,6 +163,39 @@ func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOption
 		return out, fmt.Errorf("jsactor: send to %q: %d of %d tasks not stored: %w", a.name, len(errs), len(msgs), errors.Join(errs...))
 	}
 	return out, nil
+}
+
+// copyRoom is the room a task keeps below the server's max_payload for
+// the headers that its copies — a retry, a give-back, a snooze, a task
+// come due — and its dead letter add to those of its send: the last error,
+// up to maxErrorLen bytes that quoting can make four times as long, and
+// the counts, times, reason and message ID.
+const copyRoom = 4*maxErrorLen + 2048
+
+// checkSize refuses a task whose message, id its message ID, leaves less
+// than copyRoom below the server's max_payload: it would be stored, but
+// neither its retry nor its dead letter could be, and it would run again
+// forever as a lost run. i is its index in a batch.
+func (a *Actor[T]) checkSize(m *nats.Msg, id string, i int, batch bool) error {
+	limit := a.nc.MaxPayload()
+	if limit <= 0 {
+		return nil // not known before the first connect; the server checks
+	}
+	size := len(m.Data) + len(nats.MsgIdHdr) + len(id) + 4 + len("NATS/1.0\r\n\r\n")
+	for k, vs := range m.Header {
+		for _, v := range vs {
+			size += len(k) + len(v) + 4
+		}
+	}
+	if int64(size+copyRoom) <= limit {
+		return nil
+	}
+	what := "the task"
+	if batch {
+		what = "task " + strconv.Itoa(i) + " of the batch"
+	}
+	return fmt.Errorf("jsactor: send to %q: %s is %d bytes with its headers, %d bytes of payload: at most %d fit, the server's max_payload (%d) less %d kept for the headers of its retries and dead letter: %w",
+		a.name, what, size, len(m.Data), limit-copyRoom, limit, copyRoom, nats.ErrMaxPayload)
 }
 
 // asyncWindow is how many publishes of a batch are in flight at once,
@@ -234,6 +277,9 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 			return ack, nil
 		}
 		if c := apiCode(err); c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
+			if ack := storedBefore(ctx, js, m, id); ack != nil {
+				return ack, nil
+			}
 			return nil, &DuplicateError{Actor: l.actor, Key: key}
 		}
 		if !retryable(err) || ctx.Err() != nil {
@@ -246,6 +292,32 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 		}
 		wait = min(wait*2, time.Second)
 	}
+}
+
+// storedBefore returns the acknowledgement of m's first store when the
+// server holds its message ID id within the duplicate window, or nil. A
+// single server checks a send's unique key before its message ID: a send
+// repeated with its message ID — Send's own retry after a lost
+// acknowledgement, a MsgID sent again, a Replay repeated — is refused for
+// the key its first store holds, rather than answered as a duplicate. So
+// m is sent again without the key's expectation, expecting a last message
+// ID that no message has: the server answers a duplicate with the first
+// store's sequence, and refuses, storing nothing, anything else.
+func storedBefore(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string) *jetstream.PubAck {
+	h := nats.Header{}
+	for k, v := range m.Header {
+		if k != jetstream.ExpectedLastSubjSeqHeader && k != jetstream.ExpectedLastSubjSeqSubjHeader {
+			h[k] = v
+		}
+	}
+	try, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	probe := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
+	ack, err := js.PublishMsg(try, probe, jetstream.WithMsgID(id), jetstream.WithExpectLastMsgID("none-"+nuid.Next()))
+	if err != nil || !ack.Duplicate {
+		return nil
+	}
+	return ack
 }
 
 // retryable reports whether a publish may have failed only on its way:

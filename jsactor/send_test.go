@@ -3,6 +3,7 @@ package jsactor
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/nats-io/nats.go"
 )
 
 func TestSendRuns(t *testing.T) {
@@ -191,5 +193,170 @@ func TestSendBatchLarge(t *testing.T) {
 		if ids[i] <= ids[i-1] {
 			t.Fatalf("IDs out of order at %d: %d after %d", i, ids[i], ids[i-1])
 		}
+	}
+}
+
+// TestFarFutureDue sends tasks due past 2262, when a due time's Unix
+// nanoseconds overflow, and snoozes one for math.MaxInt64: each waits,
+// rather than coming due at once.
+func TestFarFutureDue(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "farfuture", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		if task.Payload == "snooze" {
+			return Snooze(math.MaxInt64)
+		}
+		return nil
+	}, Config[string]{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	ran := func(p string) int {
+		n := 0
+		for _, r := range seen.list() {
+			if r.Payload == p {
+				n++
+			}
+		}
+		return n
+	}
+	for _, o := range []SendOption{RunAt(time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), After(math.MaxInt64)} {
+		if _, err := a.Send(ctx, "far", o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Send(ctx, "snooze"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the snoozing task runs", func() bool { return ran("snooze") >= 1 })
+	// The delayed consumer takes its tasks in the order they were stored,
+	// and the one worker runs ready tasks in that order: once a marker
+	// stored after them has run, the far tasks and the snoozed copy had
+	// come due before it, had they come due at all.
+	eventually(t, 10*time.Second, "the snoozed copy is stored", func() bool {
+		tasks, _, err := a.Tasks(ctx, TaskFilter{States: []TaskState{TaskScheduled}})
+		return err == nil && len(tasks) == 3
+	})
+	if _, err := a.Send(ctx, "marker", After(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the marker runs", func() bool { return ran("marker") == 1 })
+	if ran("far") != 0 || ran("snooze") != 1 {
+		t.Fatalf("far tasks ran %d times, the snoozed one %d; want 0 and 1", ran("far"), ran("snooze"))
+	}
+	tasks, _, err := a.Tasks(ctx, TaskFilter{})
+	if err != nil || len(tasks) != 3 {
+		t.Fatalf("Tasks = %+v, %v; want three waiting", tasks, err)
+	}
+	for _, ti := range tasks {
+		if ti.State != TaskScheduled || ti.Due.Year() < 2262 {
+			t.Errorf("task %d: %s, due %v; want scheduled, due in 2262 or later", ti.ID, ti.State, ti.Due)
+		}
+	}
+}
+
+// TestSendCanceled sends with a context already canceled: nothing is
+// stored, as the error says.
+func TestSendCanceled(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[int](ctx, nc, "canceled", nil, Config[int]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if id, err := a.Send(canceled, 1); !errors.Is(err, context.Canceled) || id != 0 {
+		t.Errorf("Send = %d, %v; want 0 and context.Canceled", id, err)
+	}
+	ids, err := a.SendBatch(canceled, []int{1, 2, 3})
+	if !errors.Is(err, context.Canceled) || len(ids) != 3 || slices.ContainsFunc(ids, func(id uint64) bool { return id != 0 }) {
+		t.Errorf("SendBatch = %v, %v; want three zero IDs and context.Canceled", ids, err)
+	}
+	// A send after them on the same connection is stored after anything
+	// they published: its ID, a stream sequence, is 1 when they stored
+	// nothing.
+	id, err := a.Send(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != 1 {
+		t.Errorf("the next send's ID is %d, want 1: the sends with a canceled context stored %d tasks", id, id-1)
+	}
+}
+
+// rawCodec stores a []byte payload as it is.
+type rawCodec struct{}
+
+func (rawCodec) Encode(p []byte) ([]byte, error) { return p, nil }
+func (rawCodec) Decode(b []byte) ([]byte, error) { return b, nil }
+
+// TestPayloadNearMaxPayload sends the largest payload Send takes, to a
+// handler that fails with a long error of control bytes, which quoting
+// makes four times as long: its retry and its dead letter are stored, and
+// the task ends. A payload too large for that is refused with an error
+// that names the limit.
+func TestPayloadNearMaxPayload(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	long := errors.New(strings.Repeat("\x01", maxErrorLen))
+	a, err := New(ctx, nc, "nearmax", func(context.Context, actor.Task[[]byte]) error { return long }, Config[[]byte]{
+		Codec: rawCodec{}, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond},
+		OnError: func(*actor.TaskError) {}, FlushInterval: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	size := int(nc.MaxPayload())
+	var refused error
+	for ; size > 0; size -= 64 {
+		_, err := a.Send(ctx, make([]byte, size), WithType("big"))
+		if err == nil {
+			break
+		}
+		refused = err
+	}
+	t.Logf("largest payload taken: %d bytes of a max_payload of %d", size, nc.MaxPayload())
+	eventually(t, 20*time.Second, "the task dead-lettered after two attempts", func() bool {
+		s, err := a.Stats(ctx)
+		return err == nil && s.DeadLettered == 1 && s.Retried == 1 && s.Lost == 0
+	})
+	if !errors.Is(refused, nats.ErrMaxPayload) || !strings.Contains(refused.Error(), "max_payload") {
+		t.Errorf("send of %d bytes: %v, want an error naming max_payload that wraps nats.ErrMaxPayload", size+64, refused)
+	}
+}
+
+// TestUniqueKeyMsgIDAgain sends a task with a unique key and a MsgID
+// twice: the second send, as the documentation of MsgID says, stores
+// nothing and returns the first one's ID, rather than being refused for
+// the key the first one holds. Another message ID with the key is still
+// refused.
+func TestUniqueKeyMsgIDAgain(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[string](ctx, nc, "keyagain", nil, Config[string]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	first, err := a.Send(ctx, "a", UniqueKey("order-1"), MsgID("send-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.Send(ctx, "a", UniqueKey("order-1"), MsgID("send-1"))
+	if err != nil || again != first {
+		t.Errorf("the same send again = %d, %v; want %d, nil", again, err, first)
+	}
+	if _, err := a.Send(ctx, "b", UniqueKey("order-1"), MsgID("send-2")); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("another send with the key: %v, want ErrDuplicate", err)
+	}
+	tasks, _, err := a.Tasks(ctx, TaskFilter{})
+	if err != nil || len(tasks) != 1 || tasks[0].ID != first {
+		t.Errorf("Tasks = %+v, %v; want task %d alone", tasks, err, first)
 	}
 }
