@@ -60,7 +60,10 @@ func Priority(p int16) SendOption { return func(o *sendOptions) { o.priority = t
 // Send stores a task with payload and returns its ID once the stream has
 // acknowledged it. A publish whose acknowledgement does not come in time is
 // sent again with the same message ID until ctx ends, so that a lost
-// acknowledgement does not store the task twice.
+// acknowledgement does not store the task twice. A task must leave 6 KiB
+// below the server's max_payload (1 MiB by default), for the headers its
+// retries and its dead letter add: Send refuses a larger one with an
+// error that wraps nats.ErrMaxPayload.
 func (a *Actor[T]) Send(ctx context.Context, payload T, opts ...SendOption) (uint64, error) {
 	ids, err := a.send(ctx, []T{payload}, opts, false)
 	if err != nil {
