@@ -32,3 +32,25 @@ func TestDemoCountBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaFlag proves that a --schema that PostgreSQL's actors cannot
+// have is a usage error, naming the flag (and, unless empty, the rule),
+// found before any server is tried: the same in migrate, console and
+// demo.
+func TestSchemaFlag(t *testing.T) {
+	pg := "postgres://u@127.0.0.1:1/db"
+	for _, cmd := range []string{"migrate", "console", "demo"} {
+		for _, schema := range []string{"", "Jobs", "jobs-eu", "1jobs", strings.Repeat("j", 64)} {
+			args := []string{cmd, "--postgres", pg, "--schema", schema}
+			var stdout, stderr bytes.Buffer
+			code := parse(args, &stdout, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), "actorpool "+cmd+": --schema") || schema != "" && !strings.Contains(stderr.String(), "lower-case letters, digits and underscores") {
+				t.Errorf("%q: exit %d, stderr %q; want exit %d naming --schema and its rule", args, code, stderr.String(), exitUsage)
+			}
+		}
+		var stdout, stderr bytes.Buffer
+		if code := parse([]string{cmd, "--postgres", pg, "--schema", "jobs_2"}, &stdout, &stderr); code != -1 {
+			t.Errorf("%s --schema jobs_2: exit %d, stderr %q; want it ready to run", cmd, code, stderr.String())
+		}
+	}
+}

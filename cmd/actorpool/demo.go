@@ -186,6 +186,8 @@ func (f *demoFlags) check(fs *flag.FlagSet) error {
 		return errors.New("--jetstream and --postgres: the audit actor is durable on one of them; choose one")
 	case f.set["schema"] && f.postgres == "":
 		return errors.New("--schema: the durable audit actor needs --postgres")
+	case checkSchemaFlag(f.schema) != nil:
+		return checkSchemaFlag(f.schema)
 	case f.set["jetstream-dir"] && (!f.jetstream.on || f.jetstream.url != ""):
 		return errors.New("--jetstream-dir: the store of the embedded server, which only --jetstream alone starts")
 	case f.progress != "auto" && f.progress != progressLive && f.progress != progressLines && f.progress != progressOff:
