@@ -54,3 +54,15 @@ func TestSchemaFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigCheckHelp proves that help asked of config check, as of every
+// command, prints its usage on stdout.
+func TestConfigCheckHelp(t *testing.T) {
+	for _, args := range [][]string{{"config", "-h"}, {"config", "check", "-h"}, {"config", "check", "--help"}} {
+		var stdout, stderr bytes.Buffer
+		code := parse(args, &stdout, &stderr)
+		if code != exitOK || !strings.Contains(stdout.String(), "Usage: actorpool config check [--jetstream] FILE...") || stderr.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 0 with the usage on stdout", args, code, stdout.String(), stderr.String())
+		}
+	}
+}
