@@ -102,7 +102,7 @@ func parseConfig(args []string, stdout, stderr io.Writer) ([]string, bool, int) 
 		return nil, false, exitUsage
 	}
 	check := flag.NewFlagSet("config check", flag.ContinueOnError)
-	check.Usage = fs.Usage
+	check.Usage = func() { fmt.Fprint(check.Output(), configHelp) }
 	jetstream := check.Bool("jetstream", false, "check the actors as durable actors on JetStream too")
 	if code := parseFlags(check, fs.Args()[1:], stdout, stderr); code >= 0 {
 		return nil, false, code

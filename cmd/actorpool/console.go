@@ -146,6 +146,8 @@ func parseConsole(args []string, getenv func(string) string, stdout, stderr io.W
 		return usageErr("--schema: the schema of the actors' tables in PostgreSQL, which needs --postgres; on JetStream, name a --prefix")
 	case f.schema == "":
 		return usageErr("--schema is empty: name the schema of the actors' tables (default %q)", pgactor.DefaultSchema)
+	case checkSchemaFlag(f.schema) != nil:
+		return usageErr("%v", checkSchemaFlag(f.schema))
 	case set["prefix"] && !f.jetstream.on:
 		return usageErr("--prefix: the prefix of the actors' streams on JetStream, which needs --jetstream; in PostgreSQL, name a --schema")
 	case set["prefix"] && f.prefix == "":

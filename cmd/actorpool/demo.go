@@ -168,12 +168,16 @@ func (f *demoFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("unexpected argument %q: the demo takes flags only", fs.Arg(0))
 	case f.clients < 1:
 		return fmt.Errorf("--clients %d: there must be at least 1 client", f.clients)
+	case f.clients > maxClients:
+		return fmt.Errorf("--clients %d: must be between 1 and %d", f.clients, maxClients)
 	case f.duration <= 0:
 		return fmt.Errorf("--duration %v: must be more than 0, such as 10s", f.duration)
 	case f.size < 1 || f.size > actorpool.MaxObjectsLimit:
 		return fmt.Errorf("--size %d: must be between 1 and %d", f.size, actorpool.MaxObjectsLimit)
 	case f.workers < 1:
 		return fmt.Errorf("--workers %d: the actor needs at least 1 worker", f.workers)
+	case f.workers > f.maxWorkers():
+		return fmt.Errorf("--workers %d: must be between 1 and %d", f.workers, f.maxWorkers())
 	case f.think < 0:
 		return fmt.Errorf("--think %v: must not be negative", f.think)
 	case f.redis != "" && f.postgres != "":
@@ -182,6 +186,8 @@ func (f *demoFlags) check(fs *flag.FlagSet) error {
 		return errors.New("--jetstream and --postgres: the audit actor is durable on one of them; choose one")
 	case f.set["schema"] && f.postgres == "":
 		return errors.New("--schema: the durable audit actor needs --postgres")
+	case checkSchemaFlag(f.schema) != nil:
+		return checkSchemaFlag(f.schema)
 	case f.set["jetstream-dir"] && (!f.jetstream.on || f.jetstream.url != ""):
 		return errors.New("--jetstream-dir: the store of the embedded server, which only --jetstream alone starts")
 	case f.progress != "auto" && f.progress != progressLive && f.progress != progressLines && f.progress != progressOff:
@@ -191,6 +197,17 @@ func (f *demoFlags) check(fs *flag.FlagSet) error {
 		return checkChartPath(f.chart)
 	}
 	return nil
+}
+
+// maxClients bounds --clients: each client is a goroutine, all started
+// at once, and a million of them start in seconds.
+const maxClients = 1 << 20
+
+// maxWorkers is the most workers the audit actor can have: as many as an
+// actor takes, with a connection each (and durableExtraConns more against
+// PostgreSQL) in a pool of at most actorpool.MaxObjectsLimit.
+func (f *demoFlags) maxWorkers() int {
+	return min(actor.WorkersLimit, actorpool.MaxObjectsLimit-f.auditConns(0))
 }
 
 func isTerminal(w io.Writer) bool {

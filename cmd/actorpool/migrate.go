@@ -73,6 +73,8 @@ func parseMigrate(args []string, stdout, stderr io.Writer) (*pgx.ConnConfig, str
 		return usageErr("unexpected argument %q: the command takes flags only", fs.Arg(0))
 	case *dsn == "":
 		return usageErr("--postgres is required: name the database, such as postgres://app@127.0.0.1:5432/app")
+	case checkSchemaFlag(*schema) != nil:
+		return usageErr("%v", checkSchemaFlag(*schema))
 	}
 	cfg, err := pgx.ParseConfig(*dsn)
 	if err != nil {
@@ -114,4 +116,14 @@ func migrate(ctx context.Context, cfg *pgx.ConnConfig, schema string, stdout, st
 		fmt.Fprintf(stdout, "schema %q at %s: migrated from version %d to %d\n", schema, where, from, to)
 	}
 	return exitOK
+}
+
+// checkSchemaFlag checks a --schema by pgactor's rule for a schema name,
+// so that a name it refuses is a usage error, found before any server is
+// tried.
+func checkSchemaFlag(schema string) error {
+	if schema == "" || (pgactor.Config[struct{}]{Schema: schema}).Validate() != nil {
+		return fmt.Errorf("--schema %q: must be 1 to 63 lower-case letters, digits and underscores, not starting with a digit, such as %s", schema, pgactor.DefaultSchema)
+	}
+	return nil
 }

@@ -146,7 +146,8 @@ func TestMigrateNewer(t *testing.T) {
 
 // TestMigrateRefused proves that a server that refuses the connection and
 // a role that may not create the schema each fail the command with exit 1
-// and a message that says what is wrong and what to do.
+// and a message that says what is wrong and what to do; a schema name
+// pgactor refuses is a usage error, exit 2.
 func TestMigrateRefused(t *testing.T) {
 	addr := testenv.FreeAddr(t)
 	o := runCmd(t, nil, "migrate", "--postgres", "postgres://postgres@"+addr+"/postgres?sslmode=disable")
@@ -176,7 +177,7 @@ func TestMigrateRefused(t *testing.T) {
 	}
 
 	o = runCmd(t, nil, "migrate", "--postgres", dsn, "--schema", "Audit-Log")
-	if o.code != 1 || !strings.Contains(o.stderr, `schema name "Audit-Log": want 1 to 63 lower-case letters`) {
-		t.Errorf("want exit 1 saying what a schema name may be\n%v", o)
+	if o.code != 2 || !strings.Contains(o.stderr, `--schema "Audit-Log": must be 1 to 63 lower-case letters`) {
+		t.Errorf("want exit 2 saying what a schema name may be\n%v", o)
 	}
 }

@@ -26,6 +26,11 @@ func parsePages() (map[string]*template.Template, error) {
 		"time":     fmtTime,
 		"duration": fmtDuration,
 		"has":      slices.Contains[[]TaskState],
+		// An actor's name may hold any character ('/', '?', '#', '&',
+		// '%'...): html/template escapes it for a URL's query, not for
+		// its path nor for a URL in a hidden input's value.
+		"pathEscape":  url.PathEscape,
+		"queryEscape": url.QueryEscape,
 	}
 	pages := make(map[string]*template.Template, len(pageFiles))
 	for name, file := range pageFiles {

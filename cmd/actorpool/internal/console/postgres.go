@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/actorpool/actorpool/pgactor"
 )
@@ -75,9 +78,24 @@ func (p pgAdmin) Task(ctx context.Context, key TaskKey) (TaskInfo, error) {
 	return pgTask(t), nil
 }
 
+// storable reports whether PostgreSQL can hold s as text, as pgactor
+// requires of every name and key it stores: one that is not matches
+// nothing, and the database would refuse it as an error.
+func storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// unknownActor is the error of an actor name that pgactor could not have
+// stored.
+func unknownActor(name string) error {
+	return NotFound(fmt.Errorf("actor %q: %w: an actor's name is UTF-8 text without NUL", name, pgactor.ErrUnknownActor))
+}
+
 func (p pgAdmin) Tasks(ctx context.Context, f TaskFilter) (TaskPage, error) {
 	if err := pgKey(f.After); err != nil && !f.After.IsZero() {
 		return TaskPage{}, err
+	}
+	if !storable(f.Actor) || !storable(f.Key) || f.After.ID > math.MaxInt64 {
+		// No task has that actor or key, nor an ID past MaxInt64.
+		return TaskPage{}, nil
 	}
 	pf := pgactor.TaskFilter{Actor: f.Actor, Key: f.Key, Since: f.Since, Until: f.Until, After: f.After.ID, Limit: f.Limit}
 	for _, s := range f.States {
@@ -117,9 +135,15 @@ func (p pgAdmin) Delete(ctx context.Context, key TaskKey) (bool, error) {
 }
 
 func (p pgAdmin) Pause(ctx context.Context, actor string) error {
+	if !storable(actor) {
+		return unknownActor(actor)
+	}
 	return pgErr(p.a.Pause(ctx, actor))
 }
 
 func (p pgAdmin) Resume(ctx context.Context, actor string) error {
+	if !storable(actor) {
+		return unknownActor(actor)
+	}
 	return pgErr(p.a.Resume(ctx, actor))
 }

@@ -65,12 +65,24 @@ func (ad admin) Actors(ctx context.Context) ([]console.ActorInfo, error) {
 }
 
 // checkKey returns why k cannot name a task on JetStream, if it cannot.
-func checkKey(k console.TaskKey) error {
+func (ad admin) checkKey(k console.TaskKey) error {
 	if k.ID == 0 {
 		return console.NotFound(fmt.Errorf("task %s: %w: an id is 1 or more", k, jsactor.ErrNoTask))
 	}
 	if k.Actor == "" {
 		return console.NotFound(fmt.Errorf("task %s: %w: tasks on JetStream are named with their actor, as mail:%d for a live one or mail:dead:%d for a dead letter", k, jsactor.ErrNoTask, k.ID, k.ID))
+	}
+	return ad.checkActor(k.Actor)
+}
+
+// checkActor returns, marked NotFound, that no actor can have name when
+// jsactor refuses it: the name would make an invalid stream name, which
+// NATS reports as an error of its own, not as a missing stream.
+func (ad admin) checkActor(name string) error {
+	// An actor's name and a prefix follow jsactor's one rule, which
+	// Config checks for a prefix.
+	if err := (jsactor.Config[struct{}]{Prefix: name}).Validate(); err != nil {
+		return console.NotFound(fmt.Errorf("jsactor: actor %q: %w under prefix %q: an actor's name is 1 to 64 letters, digits, '-' and '_'", name, jsactor.ErrUnknownActor, ad.a.Prefix()))
 	}
 	return nil
 }
@@ -92,7 +104,7 @@ func deadTask(l jsactor.LetterInfo) console.TaskInfo {
 }
 
 func (ad admin) Task(ctx context.Context, key console.TaskKey) (console.TaskInfo, error) {
-	if err := checkKey(key); err != nil {
+	if err := ad.checkKey(key); err != nil {
 		return console.TaskInfo{}, err
 	}
 	missing := console.NotFound(fmt.Errorf("task %s: %w", key, jsactor.ErrNoTask))
@@ -123,7 +135,7 @@ func (ad admin) Tasks(ctx context.Context, f console.TaskFilter) (console.TaskPa
 		return console.TaskPage{}, fmt.Errorf("tasks: Limit %d: want 1 or more", f.Limit)
 	}
 	if !f.After.IsZero() {
-		if err := checkKey(f.After); err != nil {
+		if err := ad.checkKey(f.After); err != nil {
 			return console.TaskPage{}, err
 		}
 	}
@@ -242,7 +254,7 @@ func (p *pager) dead(ctx context.Context, a *jsactor.Admin, actor string, after 
 // Replay replays the dead letter key names; a key of a live task, or of
 // a dead letter gone already, replays nothing.
 func (ad admin) Replay(ctx context.Context, key console.TaskKey) (console.TaskKey, bool, error) {
-	if err := checkKey(key); err != nil || !key.Dead {
+	if err := ad.checkKey(key); err != nil || !key.Dead {
 		return console.TaskKey{}, false, err
 	}
 	seqs, err := ad.a.Replay(ctx, key.Actor, key.ID)
@@ -260,7 +272,7 @@ func (ad admin) Replay(ctx context.Context, key console.TaskKey) (console.TaskKe
 // Delete deletes the waiting task or dead letter key names; jsactor
 // leaves a running task alone.
 func (ad admin) Delete(ctx context.Context, key console.TaskKey) (bool, error) {
-	if err := checkKey(key); err != nil {
+	if err := ad.checkKey(key); err != nil {
 		return false, err
 	}
 	if key.Dead {
@@ -272,9 +284,15 @@ func (ad admin) Delete(ctx context.Context, key console.TaskKey) (bool, error) {
 }
 
 func (ad admin) Pause(ctx context.Context, actor string) error {
+	if err := ad.checkActor(actor); err != nil {
+		return err
+	}
 	return jsErr(ad.a.Pause(ctx, actor))
 }
 
 func (ad admin) Resume(ctx context.Context, actor string) error {
+	if err := ad.checkActor(actor); err != nil {
+		return err
+	}
 	return jsErr(ad.a.Resume(ctx, actor))
 }
