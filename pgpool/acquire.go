@@ -86,16 +86,35 @@ func (p *Pool) With(ctx context.Context, fn func(ctx context.Context, c *Conn) e
 // take is Acquire without the Conn: the one-call methods use the lease
 // alone.
 func (p *Pool) take(ctx context.Context) (l actorpool.Lease[*pooledConn], err error) {
-	if t := p.acquireTracer; t != nil {
-		ctx = t.TraceAcquireStart(ctx, p, TraceAcquireStartData{})
-		defer func() {
-			var conn *pgx.Conn
-			if err == nil {
-				conn = l.Value().Conn
-			}
-			t.TraceAcquireEnd(ctx, p, TraceAcquireEndData{Conn: conn, Err: err})
-		}()
+	t := p.acquireTracer
+	if t == nil {
+		return p.takeLease(ctx)
 	}
+	ctx = t.TraceAcquireStart(ctx, p, TraceAcquireStartData{})
+	// A hook that panics (ShouldPing, PrepareConn) still ends the take's
+	// trace, as a failure, and its panic goes on.
+	panicked := true
+	defer func() {
+		var conn *pgx.Conn
+		switch {
+		case panicked:
+			err = errHookPanicked
+		case err == nil:
+			conn = l.Value().Conn
+		}
+		t.TraceAcquireEnd(ctx, p, TraceAcquireEndData{Conn: conn, Err: err})
+	}()
+	l, err = p.takeLease(ctx)
+	panicked = false
+	return l, err
+}
+
+// errHookPanicked is the error a take's trace ends with when a hook of
+// the take panicked.
+var errHookPanicked = errors.New("pgpool: a hook panicked while taking a connection")
+
+// takeLease is take without its trace.
+func (p *Pool) takeLease(ctx context.Context) (actorpool.Lease[*pooledConn], error) {
 	// As pgxpool does: one more try than there are connections, so that
 	// hooks that refuse every connection still see a fresh one.
 	for range p.maxConns + 1 {

@@ -3,6 +3,7 @@ package otelpgpool_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -527,4 +528,56 @@ func BenchmarkAcquire(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestAcquireSpanHookPanics checks that a take whose PrepareConn panics
+// still ends its span, with status Error, and lets the hook's own panic
+// go on.
+func TestAcquireSpanHookPanics(t *testing.T) {
+	testenv.Postgres(t)
+	tp, rec := newRecorder(t)
+	inner := &innerTracer{}
+	var panics atomic.Bool
+	p := newPool(t, otelpgpool.NewTracer(inner, otelpgpool.WithTracerProvider(tp)), func(c *pgpool.Config) {
+		c.MaxConns = 1
+		c.PrepareConn = func(context.Context, *pgx.Conn) (bool, error) {
+			if panics.Load() {
+				panic("hook broke")
+			}
+			return true, nil
+		}
+	})
+	if _, err := p.Exec(context.Background(), "SELECT 1"); err != nil { // connect first
+		t.Fatal(err)
+	}
+	panics.Store(true)
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "request")
+	v := func() (v any) {
+		defer func() { v = recover() }()
+		p.Exec(ctx, "SELECT 1")
+		return nil
+	}()
+	parent.End()
+	panics.Store(false)
+	if v != "hook broke" {
+		t.Errorf("the take panicked with %v, want the hook's panic, \"hook broke\"", v)
+	}
+	spans := acquireSpans(rec)
+	if len(spans) != 1 {
+		t.Fatalf("%d acquire spans ended, want the panicked take's", len(spans))
+	}
+	if s := spans[0]; s.Status().Code != codes.Error {
+		t.Errorf("the panicked take's span has status %+v, want Error", s.Status())
+	}
+	inner.mu.Lock()
+	if n := inner.calls["AcquireEnd"]; n != 2 {
+		t.Errorf("inner TraceAcquireEnd called %d times, want 2: once per take", n)
+	}
+	inner.mu.Unlock()
+	// The panicked take's connection was never given back: the garbage
+	// collector finds its lease dropped and the pool closes it.
+	testenv.Eventually(t, 10*time.Second, "the dropped connection reclaimed", func() bool {
+		runtime.GC()
+		return p.Stats().Leaks == 1
+	})
 }
