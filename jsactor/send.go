@@ -99,7 +99,7 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 		return nil, fmt.Errorf("jsactor: send to %q: UniqueKey with a batch of %d tasks: a key names one task", a.name, len(payloads))
 	}
 	defer a.flushAfterClose()
-	if a.tracer != nil {
+	if a.tracer != nil && len(payloads) > 0 { // an empty batch sends nothing to trace
 		return a.traceSend(ctx, payloads, &o, batch)
 	}
 	return a.publishTasks(ctx, payloads, &o, batch)

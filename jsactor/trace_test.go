@@ -481,3 +481,23 @@ func TestTraceGivenBackAndLost(t *testing.T) {
 	defer cancel()
 	_ = b.Close(closeCtx) // its counters cannot be flushed: its connection is gone
 }
+
+// TestTraceEmptyBatch checks that a SendBatch of no payloads, which
+// stores nothing, is no send to the Tracer, as pgactor's is not.
+func TestTraceEmptyBatch(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	tr := newTraceLog(map[string]string{"traceparent": "00-1-2-01"})
+	a, err := New(ctx, nc, "traced", nil, Config[int]{Tracer: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	ids, err := a.SendBatch(ctx, nil)
+	if err != nil || len(ids) != 0 {
+		t.Fatalf("SendBatch of nothing = %v, %v; want no IDs and no error", ids, err)
+	}
+	if sends := tr.Sends(); len(sends) != 0 {
+		t.Errorf("the tracer saw %+v, want no send", sends)
+	}
+}
