@@ -60,22 +60,35 @@ type options struct {
 }
 
 // WithTracerProvider makes the spans with tp instead of the global
-// provider (otel.GetTracerProvider).
+// provider (otel.GetTracerProvider). A nil tp leaves the global one.
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(o *options) { o.tp = tp }
+	return func(o *options) {
+		if tp != nil {
+			o.tp = tp
+		}
+	}
 }
 
 // WithMeterProvider makes the instruments with mp instead of the global
-// provider (otel.GetMeterProvider).
+// provider (otel.GetMeterProvider). A nil mp leaves the global one.
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(o *options) { o.mp = mp }
+	return func(o *options) {
+		if mp != nil {
+			o.mp = mp
+		}
+	}
 }
 
 // WithPropagator writes and reads the tasks' headers with p instead of
 // W3C Trace Context and Baggage. Pass otel.GetTextMapPropagator() for the
-// global one. Senders and workers must agree.
+// global one. Senders and workers must agree. A nil p leaves W3C Trace
+// Context and Baggage.
 func WithPropagator(p propagation.TextMapPropagator) Option {
-	return func(o *options) { o.prop = p }
+	return func(o *options) {
+		if p != nil {
+			o.prop = p
+		}
+	}
 }
 
 // WithScope names the instrumentation scope of the spans and instruments

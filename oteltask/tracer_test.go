@@ -170,3 +170,17 @@ func TestWithScope(t *testing.T) {
 		t.Errorf("scope metrics %+v, want one scope, wrapper", rm.ScopeMetrics)
 	}
 }
+
+// TestNilOptions checks that nil providers and propagator leave the
+// defaults in place, as OpenTelemetry's instrumentation libraries treat
+// them, rather than panicking at the first span or measure.
+func TestNilOptions(t *testing.T) {
+	tr := oteltask.NewTracer("jsactor", oteltask.WithTracerProvider(nil), oteltask.WithMeterProvider(nil), oteltask.WithPropagator(nil))
+	ctx, headers, end := tr.StartSend(t.Context(), tasktrace.SendInfo{Actor: "a", Count: 1})
+	end([]uint64{1}, nil)
+	_, endAttempt := tr.StartAttempt(ctx, tasktrace.AttemptInfo{Actor: "a", ID: 1, Attempt: 1, Due: time.Now()}, headers)
+	endAttempt(tasktrace.AttemptResult{Outcome: tasktrace.OutcomeCompleted})
+	if oteltask.Meter(oteltask.WithMeterProvider(nil)) == nil {
+		t.Error("Meter with a nil provider returned nil")
+	}
+}

@@ -50,11 +50,11 @@ var _ pgactor.Tracer = (*Tracer)(nil)
 type Option = oteltask.Option
 
 // WithTracerProvider makes the spans with tp instead of the global
-// provider (otel.GetTracerProvider).
+// provider (otel.GetTracerProvider). A nil tp leaves the global one.
 func WithTracerProvider(tp trace.TracerProvider) Option { return oteltask.WithTracerProvider(tp) }
 
 // WithMeterProvider makes the instruments with mp instead of the global
-// provider (otel.GetMeterProvider).
+// provider (otel.GetMeterProvider). A nil mp leaves the global one.
 func WithMeterProvider(mp metric.MeterProvider) Option { return oteltask.WithMeterProvider(mp) }
 
 // WithPropagator writes and reads the tasks' headers with p instead of

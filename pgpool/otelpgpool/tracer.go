@@ -59,9 +59,13 @@ type poolSpanOptions struct {
 type Option func(*Tracer)
 
 // WithTracerProvider has the Tracer make its spans with tp instead of the
-// global provider (otel.GetTracerProvider).
+// global provider (otel.GetTracerProvider). A nil tp leaves the global one.
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(t *Tracer) { t.tracer = newTracer(tp) }
+	return func(t *Tracer) {
+		if tp != nil {
+			t.tracer = newTracer(tp)
+		}
+	}
 }
 
 func newTracer(tp trace.TracerProvider) trace.Tracer {

@@ -581,3 +581,11 @@ func TestAcquireSpanHookPanics(t *testing.T) {
 		return p.Stats().Leaks == 1
 	})
 }
+
+// TestNilTracerProvider checks that a nil provider leaves the global one,
+// as OpenTelemetry's instrumentation libraries treat it, rather than
+// panicking.
+func TestNilTracerProvider(t *testing.T) {
+	tr := otelpgpool.NewTracer(nil, otelpgpool.WithTracerProvider(nil))
+	tr.TraceAcquireEnd(tr.TraceAcquireStart(context.Background(), nil, pgpool.TraceAcquireStartData{}), nil, pgpool.TraceAcquireEndData{})
+}
