@@ -71,5 +71,7 @@
 // as the conventions ask of a pool that has no name.
 //
 // The conventions' histograms (db.client.connection.wait_time, use_time,
-// create_time) are not made from Stats, whose counters are totals.
+// create_time) are not made from Stats, whose counters are totals, and
+// db.client.connection.idle.max is not reported: the pool keeps no limit
+// on idle connections but MaxConns.
 package otelpgpool
