@@ -68,7 +68,8 @@ func main() {
 	}
 	fmt.Printf("%d round trips by 32 clients over %d connections (created %d, destroyed %d)\n",
 		ops.Load(), s.MaxObjects, s.Created, pool.Stats().Destroyed)
-	fmt.Printf("takes: %d, of which %d waited %v in all\n", s.Acquires, s.Waits, s.WaitDuration.Round(time.Millisecond))
+	takes := s.Acquires + s.CanceledAcquires + s.TimedOutAcquires + s.ExhaustedAcquires
+	fmt.Printf("takes: %d, of which %d waited %v in all\n", takes, s.Waits, s.WaitDuration.Round(time.Millisecond))
 }
 
 type conn struct {
