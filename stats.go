@@ -9,7 +9,9 @@ import (
 // Stats is a snapshot of a pool's gauges and counters. Counters count from
 // New. Reading them never blocks a take: gauges are read from the slots'
 // atomic states, and no counter is written on the path that takes an idle
-// object and gives it back.
+// object and gives it back. A counter never goes down from one Stats to
+// the next; Acquires may count, until the next take, a take that was
+// finding its object unusable while Stats read it.
 type Stats struct {
 	MaxObjects int // Config.MaxObjects
 	Total      int // objects alive or being created
@@ -101,6 +103,7 @@ type counters struct {
 	foldMu   sync.Mutex
 	acquired int64
 	unlent   atomic.Int64
+	reported int64 // the largest Acquires a snapshot returned, under foldMu
 }
 
 // snapshot reads the gauges and counters for Stats.
@@ -154,13 +157,24 @@ func (p *core) snapshot() Stats {
 // acquires sums the folded count and the hand-outs since the last fold.
 func (p *core) acquires() int64 {
 	p.stats.foldMu.Lock()
+	defer p.stats.foldMu.Unlock()
 	n := p.stats.acquired
 	for i := range p.slots {
 		s := &p.slots[i]
 		n += int64(s.load().seq() - s.foldedSeq)
 	}
-	p.stats.foldMu.Unlock()
-	return n - p.stats.unlent.Load()
+	n -= p.stats.unlent.Load()
+	// A seq bump is counted before its unlent, if it lends nothing: a
+	// snapshot between the two counts it, and the next one would not.
+	// A counter never goes down — Prometheus reads a drop as a restart,
+	// and its rate as all the takes since New at once — so a snapshot
+	// returns at least what an earlier one did, and the count catches up
+	// with the next take.
+	if n < p.stats.reported {
+		return p.stats.reported
+	}
+	p.stats.reported = n
+	return n
 }
 
 // fold moves the hand-outs counted in the slots' seqs into the pool's
