@@ -109,7 +109,7 @@ func (a *Actor[T]) completeTx(worker string, l *lease, tx pgx.Tx) {
 			l.trace.settled(OutcomeCompleted)
 			return
 		}
-		if _, refused := errors.AsType[*pgconn.PgError](err); refused {
+		if _, refused := errors.AsType[*pgconn.PgError](err); refused || errors.Is(err, pgx.ErrTxCommitRollback) {
 			a.fail(worker, l, fmt.Errorf("pgactor: commit the task's transaction: %w", err))
 			return
 		}
