@@ -44,7 +44,8 @@ func (a *Actor[T]) reserve(completing int) (fromIdle, want, spare int) {
 // instance's: each runs out a Lease after sent unless renewed, and gives
 // its handler a context of its own. A task this instance held already
 // was taken again once that lease had run out: the older lease is lost,
-// and its handler told so.
+// and its handler told so. A lease taken once Close has canceled the
+// handlers starts canceled.
 func (a *Actor[T]) hold(fetched []*lease, sent time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -52,6 +53,12 @@ func (a *Actor[T]) hold(fetched []*lease, sent time.Time) {
 		l.deadline = sent.Add(a.set.lease)
 		l.htx = &handlerTx{pool: a.pool, headers: l.headers}
 		l.ctx, l.cancel = context.WithCancelCause(context.WithValue(context.Background(), taskKey{}, l.htx))
+		if a.shut.phase() >= phaseCanceling {
+			// Fetched by a round in flight when Close canceled the
+			// handlers: this one is canceled as they were, and its task
+			// given back.
+			l.cancel(errClosing)
+		}
 		if old := a.leases[l.id]; old != nil {
 			old.cancel(ErrLeaseLost)
 		}

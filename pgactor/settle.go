@@ -10,6 +10,7 @@ import (
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Settling: what becomes of a task once its handler returns is decided
@@ -91,9 +92,12 @@ func (a *Actor[T]) complete(worker string, l *lease) *lease {
 
 // completeTx completes l's task in the handler's transaction and commits
 // it, so that the handler's writes and the completion happen together or
-// not at all.
+// not at all. A transaction that surely did not commit — its completion
+// failed, so it was rolled back, or the server refused the commit (a
+// deferred constraint, a serialization failure) — is a failed attempt,
+// retried or dead-lettered as fail says; one whose commit was cut off may
+// have committed, and is left to its lease.
 func (a *Actor[T]) completeTx(worker string, l *lease, tx pgx.Tx) {
-	defer a.forget(l)
 	ctx, cancel := context.WithTimeout(context.Background(), a.set.lease)
 	defer cancel()
 	n, err := a.store.completeOne(ctx, tx, l)
@@ -101,17 +105,27 @@ func (a *Actor[T]) completeTx(worker string, l *lease, tx pgx.Tx) {
 		fault(pointCommit)
 		err = tx.Commit(ctx)
 		if err == nil {
+			a.forget(l)
 			l.trace.settled(OutcomeCompleted)
+			return
+		}
+		if _, refused := errors.AsType[*pgconn.PgError](err); refused || errors.Is(err, pgx.ErrTxCommitRollback) {
+			a.fail(worker, l, fmt.Errorf("pgactor: commit the task's transaction: %w", err))
 			return
 		}
 	} else {
 		tx.Rollback(ctx)
+		if err != nil {
+			a.fail(worker, l, fmt.Errorf("pgactor: complete the task in its transaction: %w", err))
+			return
+		}
 	}
+	defer a.forget(l)
 	if err == nil {
 		a.refused(worker, l, "complete")
 		return
 	}
-	a.log.LogAttrs(context.Background(), slog.LevelError, "pgactor: could not commit a task's transaction; its writes were not made, and it runs again once its lease runs out",
+	a.log.LogAttrs(context.Background(), slog.LevelError, "pgactor: could not commit a task's transaction; its writes may not have been made, and it runs again once its lease runs out",
 		slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", l.id), slog.Any("error", err))
 }
 

@@ -2,6 +2,7 @@ package pgactor
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,63 @@ func TestCloseAbandons(t *testing.T) {
 	}
 	if s.Queued != 1 || s.Completed != 0 {
 		t.Errorf("after Close abandoned the handler: %+v, want the task queued again", s)
+	}
+}
+
+// TestCloseCancelsLateFetch checks that a task whose fetch was in flight
+// when Close's context ended and Close canceled the handlers has its
+// handler canceled too, and is given back, rather than run uncanceled
+// through the grace period.
+func TestCloseCancelsLateFetch(t *testing.T) {
+	r := newRig(t)
+	p, proxy := r.poolThroughProxy()
+	started := make(chan struct{}, 1)
+	release := make(chan struct{})
+	a, err := New(t.Context(), p, "latefetch", func(ctx context.Context, task actor.Task[int]) error {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-release:
+			return errors.New("released by the test: the handler's context was not canceled")
+		}
+	}, Config[int]{Schema: r.schema, Workers: 1, Grace: time.Hour, Lease: time.Minute, PollInterval: 20 * time.Millisecond, DisableListen: true, Logger: quiet(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	sender := start(r, "latefetch", nil, Config[int]{})
+	eventually(t, 10*time.Second, "the worker idle", func() bool { return stats(t, a).Idle == 1 })
+	proxy.Stall()
+	if _, err := sender.Send(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	// A poll's fetch takes the idle worker out of idle while it runs,
+	// stalled.
+	eventually(t, 10*time.Second, "a fetch in flight", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.idle == 0 && a.busy == 0
+	})
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close(done) }()
+	eventually(t, 10*time.Second, "Close canceling", func() bool { return a.shut.phase() >= phaseCanceling })
+	time.Sleep(20 * time.Millisecond) // for Close to cancel the handlers it has
+	proxy.Resume()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("Close still waits, for a handler it did not cancel")
+		close(release)
+		<-closed
+	}
+	s := stats(t, sender)
+	if s.Queued != 1 || s.Failed != 0 || s.DeadLettered != 0 {
+		t.Errorf("after Close: %+v, want the task given back", s)
 	}
 }

@@ -1,6 +1,7 @@
 package pgactor
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,7 +49,7 @@ func TestStatements(t *testing.T) {
 			t.Errorf("statement not filled in: %s", sql)
 		}
 		for i := range st.params {
-			if !strings.Contains(sql, "$"+string(rune('1'+i))) {
+			if !strings.Contains(sql, "$"+strconv.Itoa(i+1)) {
 				t.Errorf("statement does not use $%d (%s): %s", i+1, st.params[i], sql)
 			}
 		}

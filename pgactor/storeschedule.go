@@ -219,9 +219,9 @@ const sendFor = `WITH n AS (
 	ON CONFLICT (actor, kind, key, period_start) DO UPDATE SET until = p.until
 	RETURNING task_id
 ), i AS (
-	INSERT INTO {s}.tasks (id, actor, type, payload, priority, available_at)
+	INSERT INTO {s}.tasks (id, actor, type, payload, priority, available_at, headers)
 	SELECT g.task_id, @actor, @type, @payload, @priority,
-		coalesce(@at::timestamptz, statement_timestamp() + @delay_us::bigint * interval '1 microsecond')
+		coalesce(@at::timestamptz, statement_timestamp() + @delay_us::bigint * interval '1 microsecond'), @headers::jsonb
 	FROM g, n WHERE g.task_id = n.id
 	RETURNING id
 ), c AS (
@@ -230,16 +230,16 @@ const sendFor = `WITH n AS (
 SELECT g.task_id, EXISTS (SELECT FROM i)`
 
 var (
-	stmtSendFor       = prepare(sendFor+` FROM g`, "period_us", "actor", "key", "type", "payload", "priority", "at", "delay_us")
+	stmtSendFor       = prepare(sendFor+` FROM g`, "period_us", "actor", "key", "type", "payload", "priority", "at", "delay_us", "headers")
 	stmtSendForNotify = prepare(sendFor+`, (SELECT count(*) FROM (SELECT pg_notify(@channel, @actor) FROM i) x) FROM g`,
-		"period_us", "actor", "key", "type", "payload", "priority", "at", "delay_us", "channel")
+		"period_us", "actor", "key", "type", "payload", "priority", "at", "delay_us", "headers", "channel")
 )
 
 // sendFor inserts a task for payload on db, with o's type, priority, time,
-// and its UniqueFor key and period, and returns its ID and true; or the
+// headers, and its UniqueFor key and period, and returns its ID and true; or the
 // ID of the task sent in the same period with that key, and false.
 func (s *store) sendFor(ctx context.Context, db Querier, payload []byte, o *sendOptions, notify bool) (uint64, bool, error) {
-	args := []any{o.period.Microseconds(), s.actor, o.periodKey, o.typ, payload, o.priority, o.runAt(), o.delay.Microseconds()}
+	args := []any{o.period.Microseconds(), s.actor, o.periodKey, o.typ, payload, o.priority, o.runAt(), o.delay.Microseconds(), o.headers}
 	st := stmtSendFor
 	if notify {
 		st, args = stmtSendForNotify, append(args, s.channel)

@@ -93,6 +93,13 @@ func TestTraceSendStoresHeaders(t *testing.T) {
 			SendInfo{Type: "int", Count: 1, RunAt: runAt}, want, false},
 		{"After", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 10, After(90*time.Second))) },
 			SendInfo{Type: "int", Count: 1, After: 90 * time.Second}, want, false},
+		{"UniqueFor", traced, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 14, UniqueFor("k", time.Hour))) },
+			SendInfo{Type: "int", Count: 1}, want, false},
+		{"UniqueFor in a transaction", traced, func(a *Actor[int]) ([]uint64, error) {
+			return inTx(func(ctx context.Context, tx pgx.Tx) ([]uint64, error) {
+				return one(a.SendTx(ctx, tx, 15, UniqueFor("k2", time.Hour)))
+			})
+		}, SendInfo{Type: "int", Count: 1}, want, false},
 		{"no tracer", plain, func(a *Actor[int]) ([]uint64, error) { return a.SendBatch(t.Context(), []int{11, 12}) },
 			SendInfo{}, nil, true},
 		{"no tracer, RunAt", plain, func(a *Actor[int]) ([]uint64, error) { return one(a.Send(t.Context(), 13, RunAt(runAt))) },

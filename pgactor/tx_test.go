@@ -3,6 +3,7 @@ package pgactor
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,5 +63,44 @@ func TestTxExactlyOnce(t *testing.T) {
 	}
 	if _, err := Tx(t.Context()); !errors.Is(err, ErrNotInTask) {
 		t.Errorf("Tx outside a handler: %v, want ErrNotInTask", err)
+	}
+}
+
+// TestTxCommitFails checks that a run whose task transaction the server
+// refuses to commit — here a deferred foreign key the handler's write
+// breaks — is a failed attempt: reported to OnError, retried after the
+// Backoff, dead-lettered with ReasonMaxAttempts once the attempts are
+// spent, and not counted as a lost run.
+func TestTxCommitFails(t *testing.T) {
+	r := newRig(t)
+	r.exec(`CREATE TABLE {s}.parents (id int PRIMARY KEY)`)
+	r.exec(`CREATE TABLE {s}.children (parent int REFERENCES {s}.parents DEFERRABLE INITIALLY DEFERRED)`)
+	var reports atomic.Int64
+	a := start(r, "commitfails", func(ctx context.Context, task actor.Task[string]) error {
+		tx, err := Tx(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, expand(r.schema, `INSERT INTO {s}.children VALUES (1)`))
+		return err // nil: the foreign key is checked at commit
+	}, Config[string]{
+		Workers: 1, MaxAttempts: 2, MaxLost: 1, Lease: 300 * time.Millisecond,
+		Backoff: actor.Backoff{Initial: time.Millisecond}, PollInterval: 20 * time.Millisecond,
+		OnError: func(*actor.TaskError) { reports.Add(1) }, Logger: quiet(t),
+	})
+	if _, err := a.Send(t.Context(), "x"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the task dead-lettered", func() bool { return stats(t, a).DeadLettered == 1 })
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := stats(t, a)
+	if len(letters) != 1 || letters[0].Reason != ReasonMaxAttempts || letters[0].Lost != 0 || s.Lost != 0 || s.Failed != 2 || reports.Load() != 2 {
+		t.Errorf("dead letters %+v, stats %+v, %d reports to OnError; want one letter of ReasonMaxAttempts, 2 failed attempts reported, none lost", letters, s, reports.Load())
+	}
+	if n := r.count(`SELECT count(*) FROM {s}.children`); n != 0 {
+		t.Errorf("%d rows written by runs whose commit failed", n)
 	}
 }
