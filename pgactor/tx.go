@@ -15,8 +15,10 @@ import (
 // the row of the task is deleted in it — so the handler's writes through
 // it happen exactly once: if the handler fails, its worker dies, or its
 // lease passes to another worker before the commit, they are rolled back
-// with the completion, and the task runs again. A Send on ctx joins the
-// same transaction.
+// with the completion, and the task runs again. A commit the server
+// refuses (a deferred constraint, a serialization failure) fails the
+// attempt, which is retried or dead-lettered as any failure is. A Send on
+// ctx joins the same transaction.
 //
 // The handler must not Commit or Rollback it (both return ErrTaskTx); its
 // Begin makes a savepoint. Like any pgx.Tx it is for one goroutine at a
