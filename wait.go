@@ -374,6 +374,10 @@ func (p *core) compete(w *waiter) (*slot, uint32, bool) {
 	if s != nil {
 		if w.queued {
 			p.removeLocked(w)
+			// Objects given back while w was awake woke no one else: w
+			// takes one, and the others must not sit idle while waiters
+			// sleep.
+			p.serveIdleLocked()
 			p.mu.Unlock()
 			return s, seq, true
 		}

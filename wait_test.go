@@ -309,3 +309,31 @@ func oneProcessor(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 }
+
+// With bounded fairness, two objects given back while one waiter is awake
+// to compete must not leave the second idle while another waiter sleeps:
+// the woken waiter takes one, and the other must reach the next waiter.
+func TestBoundedFairnessTwoGiveBacksOneWakeUp(t *testing.T) {
+	oneProcessor(t)
+	synctest.Test(t, func(t *testing.T) {
+		p := newPool(t, &factory{}, Config{MaxObjects: 2, HandoffAfter: time.Hour})
+		a, b := acquire(t, p), acquire(t, p)
+		got := make(chan Lease[*conn], 2)
+		for range 2 {
+			go func() { got <- acquire(t, p) }()
+			synctest.Wait()
+		}
+		// Back to back, before the waiter woken by the first runs.
+		release(t, a)
+		release(t, b)
+		for range 2 {
+			select {
+			case l := <-got:
+				defer release(t, l)
+			case <-time.After(time.Minute):
+				s := p.Stats()
+				t.Fatalf("a waiter sleeps while an object is idle: %d idle, %d waiting", s.Idle, s.Waiting)
+			}
+		}
+	})
+}
