@@ -1,6 +1,7 @@
 package actorpool
 
 import (
+	"context"
 	"runtime"
 	"strings"
 	"testing"
@@ -56,4 +57,40 @@ func TestNoFalseLeaks(t *testing.T) {
 	if n := p.Stats().Leaks; n != 0 {
 		t.Errorf("%d leaks reported for leases that were given back", n)
 	}
+}
+
+// A future of AcquireAsync dropped with its lease is a leak like any other,
+// and with TraceAcquires its report says where AcquireAsync was called,
+// whether the take found an object idle or waited for one.
+func TestLeakOfAbandonedAsyncTakeSaysWhere(t *testing.T) {
+	for _, waited := range []bool{false, true} {
+		var logs logBuffer
+		f := &factory{}
+		p := newPool(t, f, Config{MaxObjects: 1, TraceAcquires: true, Logger: logs.logger()})
+		if !waited {
+			release(t, acquire(t, p)) // an idle object for the fast path
+		}
+		var held Lease[*conn]
+		if waited {
+			held = acquire(t, p)
+		}
+		leakAsync(p)
+		if waited {
+			waitFor(t, "the async take to wait", func() bool { return p.Stats().Waiting == 1 })
+			release(t, held)
+		}
+		waitFor(t, "the leak to be found", func() bool {
+			runtime.GC()
+			return p.Stats().Leaks == 1
+		})
+		waitFor(t, "the leaked object's destroy", func() bool { return f.destroys.Load() == 1 })
+		if out := logs.String(); !strings.Contains(out, "leakAsync") {
+			t.Errorf("waited=%v: leak report does not say where AcquireAsync was called:\n%s", waited, out)
+		}
+	}
+}
+
+//go:noinline
+func leakAsync(p *Pool[*conn]) {
+	_ = p.AcquireAsync(context.Background())
 }

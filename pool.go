@@ -3,6 +3,7 @@ package actorpool
 import (
 	"context"
 	"errors"
+	"runtime"
 )
 
 // A Pool holds up to Config.MaxObjects objects made by a Factory and lends
@@ -135,9 +136,19 @@ func (p *Pool[T]) AcquireAsync(ctx context.Context) <-chan AcquireResult[T] {
 		ch <- AcquireResult[T]{Err: ErrClosed}
 		return ch
 	}
+	var tr *acquireTrace
+	if p.cfg.TraceAcquires {
+		// The take runs on a goroutine of its own, whose stack says
+		// nothing of who asked for it: record the caller's.
+		pcs := make([]uintptr, 32)
+		tr = &acquireTrace{pcs: pcs[:runtime.Callers(2, pcs)]}
+	}
 	go func() {
 		defer p.asyncTakes.Done()
 		l, err := p.Acquire(ctx)
+		if tr != nil && err == nil && !l.nested {
+			l.t.s.trace.Store(tr)
+		}
 		ch <- AcquireResult[T]{Lease: l, Err: err}
 	}()
 	return ch
