@@ -81,6 +81,14 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		a.deadLetter(h, ReasonUndecodable, derr, false)
 		return
 	}
+	if a.runCtx.Err() != nil {
+		// Close gave up on the handlers before this one started: it gives
+		// the task back, or has, and another process may run it already.
+		if h.claim(heldGivenBack) {
+			a.giveBack(h)
+		}
+		return
+	}
 	ctx, cancel := context.WithCancelCause(traced)
 	defer cancel(nil)
 	a.watch(h, cancel)
