@@ -241,17 +241,24 @@ func checkTakeError(t *testing.T, err error) {
 }
 
 // TestStressRealTime is the stress test outside a bubble, on real time and
-// real parallelism, with leases leaked for the garbage collector to find.
+// real parallelism, over every mix of FIFO and HandoffAfter, with MinIdle
+// and MinObjects, traces and leak thresholds on, mixing every way to take
+// (Acquire, TryAcquire, AcquireAsync with futures read or dropped, With)
+// and leaking leases for the garbage collector to find.
 func TestStressRealTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	for _, handoffAfter := range []time.Duration{0, time.Millisecond} {
-		t.Run(fmt.Sprintf("HandoffAfter=%v", handoffAfter), func(t *testing.T) { stressRealTime(t, handoffAfter) })
+	for _, fifo := range []bool{false, true} {
+		for _, handoffAfter := range []time.Duration{0, time.Millisecond} {
+			t.Run(fmt.Sprintf("FIFO=%v/HandoffAfter=%v", fifo, handoffAfter), func(t *testing.T) {
+				stressRealTime(t, fifo, handoffAfter)
+			})
+		}
 	}
 }
 
-func stressRealTime(t *testing.T, handoffAfter time.Duration) {
+func stressRealTime(t *testing.T, fifo bool, handoffAfter time.Duration) {
 	checkGoroutinesOnce(t)
 	f := &factory{create: func(ctx context.Context, id int) error {
 		if rand.IntN(10) == 0 {
@@ -259,39 +266,88 @@ func stressRealTime(t *testing.T, handoffAfter time.Duration) {
 		}
 		return nil
 	}}
-	p, err := New[*conn](f, Config{MaxObjects: 8, HandoffAfter: handoffAfter, Logger: discardLogger()})
+	p, err := New[*conn](f, Config{MaxObjects: 8, MinIdle: 2, MinObjects: 3, FIFO: fifo, HandoffAfter: handoffAfter,
+		TraceAcquires: true, LeakThreshold: 50 * time.Millisecond, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	var leaked atomic.Int64
+	var leaked, abandoned atomic.Int64
 	for g := range 1000 {
 		wg.Go(func() {
-			for i := range 20 {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(5000))*time.Microsecond)
-				l, err := p.Acquire(ctx)
+			for i := range 10 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(3000))*time.Microsecond)
+				leak := g%200 == 0 && i == 0
+				switch rand.IntN(6) {
+				case 0:
+					if l, err := p.TryAcquire(); err == nil {
+						if leak {
+							leaked.Add(1)
+						} else {
+							use(t, l, f)
+						}
+					}
+				case 1:
+					_ = p.With(ctx, func(ctx context.Context, c *conn) error {
+						c.hold(t)
+						defer c.unhold()
+						if rand.IntN(3) == 0 {
+							l, err := p.Acquire(ctx)
+							if err != nil || l.Value() != c || !l.Nested() {
+								t.Errorf("nested Acquire = %v, %v", l.Value(), err)
+							}
+						}
+						return nil
+					})
+				case 2:
+					ch := p.AcquireAsync(ctx)
+					if leak {
+						// Abandoned future: what it delivers is a leak, or
+						// nothing.
+						abandoned.Add(1)
+						cancel()
+						continue
+					}
+					r := <-ch
+					if r.Err == nil {
+						use(t, r.Lease, f)
+					}
+				default:
+					l, err := p.Acquire(ctx)
+					if err == nil {
+						if leak {
+							leaked.Add(1)
+						} else {
+							use(t, l, f)
+						}
+					}
+				}
 				cancel()
-				if err != nil {
-					continue
-				}
-				if g%250 == 0 && i == 0 {
-					leaked.Add(1)
-					continue // leaked: the garbage collector must find it
-				}
-				use(t, l, f)
 			}
 		})
 	}
 	wg.Wait()
 	waitFor(t, "the leaks to be reclaimed", func() bool {
 		runtime.GC()
-		return p.Stats().Leaks == leaked.Load()
+		s := p.Stats()
+		return s.Leaks >= leaked.Load() && s.InUse == 0
 	})
+	s := p.Stats()
+	if s.Leaks > leaked.Load()+abandoned.Load() {
+		t.Errorf("%d leaks reclaimed; %d leases were leaked and %d futures abandoned", s.Leaks, leaked.Load(), abandoned.Load())
+	}
 	if m := f.max(); m > 8 {
 		t.Errorf("%d alive at once", m)
+	}
+	if s.Waiting != 0 {
+		t.Errorf("waiters left: %+v", s)
 	}
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	f.checkAllDestroyed(t)
+	s = p.Stats()
+	if s.Created != s.Destroyed+s.Hijacked || s.Total != 0 || s.Idle != 0 || s.InUse != 0 || s.Reserved != 0 {
+		t.Errorf("stats do not balance after Close: %+v", s)
+	}
 }
