@@ -29,8 +29,9 @@ const queuesFullVar = "ACTORPOOL_BENCH_QUEUES"
 // benchmark's process, started afresh with a new store for every cell: a
 // single node fsyncing every second (queue=jetstream) and every write
 // (queue=jetstream-syncalways), and a three-node cluster with streams
-// replicated three times (queue=jetstream-r3). pgactor also runs with 4
-// and 8 rounds in flight (queue=pgactor-rounds4, pgactor-rounds8). The
+// replicated three times (queue=jetstream-r3). pgactor also runs with 4,
+// 8 and 16 rounds in flight (queue=pgactor-rounds4, pgactor-rounds8,
+// pgactor-rounds16). The
 // cells: burn-down throughput of pre-inserted no-op tasks, sustained
 // throughput with a producer inserting while workers run (and the tables'
 // or streams' size at the start, the end and the peak), producers sending
@@ -156,7 +157,7 @@ func BenchmarkQueues(b *testing.B) {
 		}
 	})
 	b.Run("cell=processes", func(b *testing.B) {
-		for _, k := range []queues.Kind{queues.PGActor, queues.River} {
+		for _, k := range slices.Concat([]queues.Kind{queues.PGActor}, queues.PGActorRounds, []queues.Kind{queues.River}) {
 			for _, procs := range scale.Processes {
 				b.Run(fmt.Sprintf("queue=%s/processes=%d/workers=%d", k.Name, procs, scale.ProcessWorkers), func(b *testing.B) {
 					var sum float64

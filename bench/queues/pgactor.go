@@ -27,7 +27,9 @@ func openPGActor(ctx context.Context, k Kind, o Options) (*pgactorQueue, error) 
 	if err != nil {
 		return nil, fmt.Errorf("queues: pgactor: %w", err)
 	}
-	cfg.MaxConns = int32(o.conns())
+	// A round in flight holds a connection, and the heartbeat, maintenance,
+	// the listener and the sends want theirs beside them.
+	cfg.MaxConns = int32(max(o.conns(), k.Rounds+8))
 	pool, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("queues: pgactor: %w", err)

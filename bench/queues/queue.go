@@ -78,11 +78,12 @@ var (
 	River         = Kind{Name: "river", Queue: "river"}
 	RiverDefaults = Kind{Name: "river-defaults", Queue: "river", RiverDefaults: true}
 
-	// PGActorRounds are pgactor with 4 and 8 rounds in flight instead of
-	// its default 2: what a machine with cores to spare makes of more.
+	// PGActorRounds are pgactor with 4, 8 and 16 rounds in flight instead
+	// of its default 2: what a machine with cores to spare makes of more.
 	PGActorRounds = []Kind{
 		{Name: "pgactor-rounds4", Queue: "pgactor", Rounds: 4},
 		{Name: "pgactor-rounds8", Queue: "pgactor", Rounds: 8},
+		{Name: "pgactor-rounds16", Queue: "pgactor", Rounds: 16},
 	}
 
 	JetStream           = Kind{Name: "jetstream", Queue: "jetstream"}
@@ -148,7 +149,7 @@ func KindNamed(name string) (Kind, error) {
 			return k, nil
 		}
 	}
-	return Kind{}, fmt.Errorf("queues: unknown kind %q (want pgactor, pgactor-rounds4, pgactor-rounds8, river, river-defaults, jetstream, jetstream-syncalways or jetstream-r3)", name)
+	return Kind{}, fmt.Errorf("queues: unknown kind %q (want pgactor, pgactor-rounds4, pgactor-rounds8, pgactor-rounds16, river, river-defaults, jetstream, jetstream-syncalways or jetstream-r3)", name)
 }
 
 // quiet is the logger the queues get: errors only, on standard error, so

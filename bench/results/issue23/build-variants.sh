@@ -8,8 +8,13 @@
 # bench module's Pool interface. BenchmarkVariants runs the contended
 # cells of workload.Cells with every pool back to back in each cell, and
 # reports, for the actorpool versions, waits/op: the share of takes that
-# queued (Stats.Waits over b.N). BenchmarkVariantsUncontended runs the
-# uncontended take through the interface and through Acquire/Release.
+# queued (Stats.Waits over b.N). Two diagnostics run beside each version
+# and the channel: NAME-warm, the version with all its objects made and
+# idle before the cell starts, and NAME-create100us and chan-create100us,
+# whose creates take 100 µs, as a connect would, instead of none: whether
+# a line of waiters that forms while the pool fills is what a cell
+# measures. BenchmarkVariantsUncontended runs the uncontended take of
+# each version through the interface and through Acquire/Release.
 #
 # Run it from the bench module's directory; the commits must be in the
 # repository (issue 23's are on the branches i23-v/* and i23-pool). The
@@ -62,6 +67,32 @@ func NewBench(cfg pools.Config) (pools.Pool, error) {
 	return &benchPool{p: p}, nil
 }
 
+// NewBenchWarm is NewBench with every object made and idle before it
+// returns: each taken at once, then all given back. A diagnostic: it shows
+// what the contended cells measure once no line of waiters forms while the
+// pool fills.
+func NewBenchWarm(cfg pools.Config) (pools.Pool, error) {
+	bp, err := NewBench(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := bp.(*benchPool).p
+	held := make([]Lease[*pools.Object], 0, cfg.Size)
+	for range cfg.Size {
+		l, err := p.Acquire(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, l)
+	}
+	for _, l := range held {
+		if err := l.Release(); err != nil {
+			return nil, err
+		}
+	}
+	return bp, nil
+}
+
 func (a *benchPool) Do(ctx context.Context, fn func(*pools.Object)) error {
 	l, err := a.p.Acquire(ctx)
 	if err != nil {
@@ -110,6 +141,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/actorpool/actorpool/bench/pools"
 	"github.com/actorpool/actorpool/bench/workload"
@@ -127,10 +159,26 @@ type contender struct {
 func contenders() []contender {
 	return []contender{
 GO
-	for n in $names; do echo "		{pools.Contender{Name: \"$n\", Kind: pools.Ours, New: $n.NewBench}, &$n.LastWaits, $n.Direct},"; done
+	for n in $names; do
+		echo "		{pools.Contender{Name: \"$n\", Kind: pools.Ours, New: $n.NewBench}, &$n.LastWaits, $n.Direct},"
+		echo "		{pools.Contender{Name: \"$n-warm\", Kind: pools.Ours, New: $n.NewBenchWarm}, &$n.LastWaits, nil},"
+		echo "		{pools.Contender{Name: \"$n-create100us\", Kind: pools.Ours, New: slowCreate($n.NewBench)}, &$n.LastWaits, nil},"
+	done
 	cat <<'GO'
 		{Contender: pools.Contender{Name: "smartconnpool", Kind: pools.ThirdParty, New: pools.NewSmartconnpool}},
 		{Contender: pools.Contender{Name: "chan", Kind: pools.Design, New: pools.NewChan}},
+		{Contender: pools.Contender{Name: "chan-create100us", Kind: pools.Design, New: slowCreate(pools.NewChan)}},
+	}
+}
+
+// slowCreate is newPool with creates that take 100 µs, as a connect
+// would: a diagnostic of the line of waiters that forms while a pool
+// fills, which the benchmark's instant creates spare a pool that creates
+// on the taker's goroutine.
+func slowCreate(newPool func(pools.Config) (pools.Pool, error)) func(pools.Config) (pools.Pool, error) {
+	return func(cfg pools.Config) (pools.Pool, error) {
+		cfg.Factory.CreateDelay = 100 * time.Microsecond
+		return newPool(cfg)
 	}
 }
 
