@@ -7,7 +7,10 @@
 #
 #   bash bench/results/issue23/device/run16.sh "$OUT" [BUDGET]   # default 560 s
 #
-# Writes to OUT:
+# The device returns at most 8 files from a call (call 5 lost its queue
+# files to that), so the script works in a folder of its own and, after
+# every stage, packs it into OUT/results.tgz, with machine.txt beside it
+# to read at once. In results.tgz:
 #
 #   machine.txt      the machine, the commit, when each stage ended
 #   pool16.txt       the contended cells at GOMAXPROCS 16, from the
@@ -41,17 +44,23 @@
 # machine; ACTORPOOL_POSTGRES, when set and reachable, is used instead of
 # starting the packed PostgreSQL.
 set -u
-out=${1:?usage: run16.sh OUT [BUDGET]}; budget=${2:-560}
+dest=${1:?usage: run16.sh OUT [BUDGET]}; budget=${2:-560}
+out=$(mktemp -d /tmp/run16.XXXXXX)
 procs=${PROCS:-16}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../../.." && pwd); cd "$root"
 start=$(date +%s)
 el() { echo $(( $(date +%s) - start )); }
-note() { echo "$*" >> "$out/machine.txt"; }
+# note records a line in machine.txt and packs what is done so far.
+note() {
+	echo "$*" >> "$out/machine.txt"
+	cp "$out/machine.txt" "$dest/machine.txt"
+	tar -C "$out" -czf "$dest/results.tgz.new" . && mv "$dest/results.tgz.new" "$dest/results.tgz"
+}
 # fits S: whether a stage of about S seconds still fits the budget.
 fits() { if [ $(( $(el) + $1 )) -le "$budget" ]; then return 0; fi; note "skipped at $(el)s: $2 (needs ~$1 s)"; return 1; }
 
-mkdir -p "$out"
+mkdir -p "$dest"
 { echo "nproc: $(nproc)"; grep -m1 'model name' /proc/cpuinfo; uname -r; echo "commit: $(cat .dev/bench.commit 2>/dev/null)"; echo "GOMAXPROCS $procs, budget ${budget}s"; } > "$out/machine.txt"
 B=.dev/bench.test V=.dev/v.test
 for f in $B $V; do
