@@ -19,9 +19,11 @@
 #                    in each cell, with waits/op, and the diagnostics
 #                    base-warm (all objects idle before the cell starts)
 #                    and base-create100us, chan-create100us (creates of
-#                    100 µs instead of none)
+#                    100 µs instead of none); and, when pack.sh found
+#                    part 1's candidate patch, f2m and f2m-warm
 #   pool2.txt        the same pinned to 2 cores (GOMAXPROCS 2)
-#   uncontended16.txt the uncontended take, the bench module's cells
+#   uncontended16.txt the uncontended take, the bench module's cells, and
+#   uncontended16-variants.txt each version's in the variants binary
 #   poolprof16-*     CPU (and mutex) profiles of 1-second runs of the pool
 #   queues16.txt     the queue cells at GOMAXPROCS 16: burn-down (pgactor at
 #                    2, 4, 8 and 16 rounds, River), then sustained,
@@ -68,7 +70,7 @@ for f in $B $V; do
 	chmod +x "$f"
 done
 
-pools='^BenchmarkVariants$/.*/.*/.*/^pool=(base|base-warm|base-create100us|smartconnpool|chan|chan-create100us)$'
+pools='^BenchmarkVariants$/.*/.*/.*/^pool=(base|base-warm|base-create100us|f2m|f2m-warm|smartconnpool|chan|chan-create100us)$'
 pool16() { GOMAXPROCS=$procs "$V" -test.run '^$' -test.bench "$pools" -test.benchtime 60ms >> "$out/pool16.txt" 2>&1; note "pool pass $1 at GOMAXPROCS $procs done at $(el)s"; }
 pool2() { GOMAXPROCS=2 taskset -c 0,1 "$V" -test.run '^$' -test.bench "$pools" -test.benchtime 60ms >> "$out/pool2.txt" 2>&1; note "pool pass $1 pinned to 2 cores done at $(el)s"; }
 
@@ -76,6 +78,10 @@ pool2() { GOMAXPROCS=2 taskset -c 0,1 "$V" -test.run '^$' -test.bench "$pools" -
 for i in 1 2 3; do fits 30 "pool pass $i" && pool16 $i; done
 GOMAXPROCS=$procs "$B" -test.run '^$' -test.bench '^BenchmarkUncontended(Direct)?$/pool=(actorpool|smartconnpool|chan)$' \
 	-test.benchtime 200ms -test.count 6 > "$out/uncontended16.txt" 2>&1
+# Each version of the pool in the variants binary, through the interface
+# and through Acquire/Release: what a candidate costs the uncontended take.
+GOMAXPROCS=$procs "$V" -test.run '^$' -test.bench '^BenchmarkVariantsUncontended$' \
+	-test.benchtime 200ms -test.count 6 > "$out/uncontended16-variants.txt" 2>&1
 note "uncontended done at $(el)s"
 # Where a take's time goes: the line at 256/64/0, as it forms and with
 # the pool warm, and the uncontended-looking 4/8/0.
