@@ -33,7 +33,12 @@ type Actor[T any] struct {
 	onError func(*actor.TaskError)
 	tracer  Tracer // nil without Config.Tracer
 	log     *slog.Logger
-	epoch   time.Time // the zero of the monotonic readings leases are proven in
+	epoch   time.Time              // the zero of the monotonic readings leases are proven in
+	faults  atomic.Pointer[faults] // a test's injected faults; nil outside tests
+	// replicated is whether the work stream has replicas, where the
+	// server cannot be asked without cost whether a copy was stored
+	// (see superseded).
+	replicated bool
 
 	counts   counters
 	gaveBack atomic.Int64 // tasks given back since Close began
@@ -111,6 +116,8 @@ func New[T any](ctx context.Context, nc *nats.Conn, name string, handler actor.H
 	if a.run, err = a.stream.Consumer(ctx, consumerRun); err != nil {
 		return nil, fmt.Errorf("jsactor: New %q: consumer %q: %w", name, consumerRun, err)
 	}
+	a.checkDedup(ctx)
+	a.replicated = a.stream.CachedInfo().Config.Replicas > 1
 	a.runCtx, a.stopRun = context.WithCancelCause(context.Background())
 	a.stopCtx, a.stop = context.WithCancel(context.Background())
 	a.bgWG.Add(1)
@@ -145,6 +152,24 @@ func wrapNoJetStream(name string, err error) error {
 		return fmt.Errorf("jsactor: New %q: the server has no JetStream for this account: start nats-server with -js (or use package jsserver): %w", name, err)
 	}
 	return err
+}
+
+// checkDedup warns when an existing stream's duplicate window — an
+// operator's, since New keeps the settings of a stream that exists — is
+// shorter than this actor's Lease needs: a task whose acknowledgement was
+// lost after its copy or dead letter was stored may then end twice.
+func (a *Actor[T]) checkDedup(ctx context.Context) {
+	need := minDedup(a.set.lease)
+	for _, name := range []string{a.l.workStream(), a.l.deadStream()} {
+		st, err := a.js.Stream(ctx, name)
+		if err != nil {
+			continue // the streams were just made or checked; a read that fails now costs a warning, not New
+		}
+		if d := st.CachedInfo().Config.Duplicates; d < need {
+			a.log.Warn("the stream's duplicate window is shorter than the actor needs: a task whose acknowledgement is lost after its retry or dead letter was stored may end twice",
+				"stream", name, "duplicate_window", d, "needs", need)
+		}
+	}
 }
 
 // Name returns the actor's name.

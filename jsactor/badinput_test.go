@@ -30,6 +30,9 @@ func TestConfigValidate(t *testing.T) {
 		{"replicas", Config[int]{Replicas: 7}, "Replicas"},
 		{"fetch batch", Config[int]{FetchBatch: -1}, "FetchBatch"},
 		{"negative dedup window", Config[int]{DedupWindow: -time.Second}, "DedupWindow"},
+		{"dedup window under four leases", Config[int]{Lease: time.Minute, DedupWindow: 3 * time.Minute}, "DedupWindow"},
+		{"dedup window of four default leases", Config[int]{DedupWindow: 4 * DefaultLease}, ""},
+		{"dedup window with a lease of centuries", Config[int]{Lease: math.MaxInt64, DedupWindow: time.Hour}, "DedupWindow"},
 		{"negative max lost", Config[int]{MaxLost: -1}, "MaxLost"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

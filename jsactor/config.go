@@ -3,6 +3,7 @@ package jsactor
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"regexp"
 	"time"
 
@@ -70,9 +71,14 @@ type Config[T any] struct {
 	// streams when New creates them: 1 (the default) on a single server,
 	// 3 for production on a cluster. Existing streams keep theirs.
 	Replicas int
-	// DedupWindow is the work stream's duplicate window when New creates
-	// it: a send retried within it with the same message ID is stored
-	// once. 0 means two minutes.
+	// DedupWindow is the duplicate window of the work and dead-letter
+	// streams when New creates them: a send retried within it with the
+	// same message ID is stored once, and a task whose next copy or dead
+	// letter was stored but whose original's acknowledgement was lost is
+	// settled once only if the original is delivered again within it
+	// (see the package documentation's Attempts, retries and dead
+	// letters). It must be at least four times the Lease; 0 means two
+	// minutes, or four Leases if that is longer.
 	DedupWindow time.Duration
 	// FlushInterval is how often this process adds its counters to the
 	// counter stream; 0 means one second.
@@ -93,8 +99,13 @@ const (
 	defaultDedupWindow   = 2 * time.Minute
 	defaultFlushInterval = time.Second
 	minLease             = 500 * time.Millisecond
-	maxFetchBatch        = 10000
-	maxReplicas          = 5
+	// dedupLeases is how many Leases the duplicate window lasts at least:
+	// the original of a settled task whose acknowledgement was lost is
+	// delivered again a Lease after its last renewal, once a worker asks,
+	// and must find its copy within the window.
+	dedupLeases   = 4
+	maxFetchBatch = 10000
+	maxReplicas   = 5
 )
 
 // namePattern is what a prefix and an actor's name may hold: they become
@@ -127,6 +138,10 @@ func (c Config[T]) Validate() error {
 	if lease == 0 {
 		lease = DefaultLease
 	}
+	if c.DedupWindow > 0 && c.DedupWindow/dedupLeases < lease { // dedupLeases times a huge Lease would overflow
+		check.Bad("DedupWindow", c.DedupWindow, fmt.Sprintf("must be at least %d times the Lease (%v), so that a task delivered again after its acknowledgement was lost finds the copy it was settled by (zero means the default, %v or %d Leases)",
+			dedupLeases, lease, defaultDedupWindow, dedupLeases))
+	}
 	if c.Heartbeat > 0 && c.Heartbeat > lease/2 { // twice a huge Heartbeat would overflow
 		check.Bad("Heartbeat", c.Heartbeat, fmt.Sprintf("must not exceed half the Lease (%v), so that a lease is renewed before it runs out", lease))
 	}
@@ -137,6 +152,15 @@ func (c Config[T]) Validate() error {
 		check.Bad("Replicas", c.Replicas, fmt.Sprintf("must be between 0 and %d (zero means 1; 3 on a cluster for production)", maxReplicas))
 	}
 	return check.Err()
+}
+
+// minDedup is the shortest duplicate window a Lease needs: dedupLeases
+// times it.
+func minDedup(lease time.Duration) time.Duration {
+	if lease > math.MaxInt64/dedupLeases {
+		return math.MaxInt64 // a Lease of decades
+	}
+	return lease * dedupLeases
 }
 
 // settings is a validated Config with the defaults filled in.
@@ -186,7 +210,7 @@ func (c *Config[T]) settings() settings {
 		s.maxLost = defaultMaxLost
 	}
 	if s.dedup == 0 {
-		s.dedup = defaultDedupWindow
+		s.dedup = max(defaultDedupWindow, minDedup(s.lease))
 	}
 	if s.flushEach == 0 {
 		s.flushEach = defaultFlushInterval

@@ -100,10 +100,31 @@
 // a retry, a give-back, a snooze and a due task each publish a copy of
 // the task carrying its ID, attempts charged and runs lost so far, and
 // its last error, then acknowledge the original. Each copy has a message
-// ID derived from the task's ID and the copy's generation, so a copy
-// published twice — its worker died between the publish and the
-// acknowledgement, and the next delivery of the original published it
-// again — is stored once.
+// ID derived from the task's ID and the copy's generation, and each dead
+// letter one derived from the task's ID, so that either, published
+// twice, is stored once.
+//
+// The copy or dead letter is stored before the original is acknowledged,
+// and that acknowledgement can be lost — the connection drops, the server
+// restarts, the worker dies — or held back: a worker whose lease ran out
+// while the store was under way does not acknowledge. The original is
+// then delivered again, and before it runs, the worker asks the server
+// whether the task's next copy or its dead letter is stored, by
+// publishing their message IDs with an expectation no message meets, so
+// that nothing is stored. If one is, the original is acknowledged and
+// does not run, and the task ends once, as its copy or its dead letter. A
+// redelivered task asks again before its result is recorded, for a copy
+// that a slow store of the earlier delivery added while it ran; a store
+// slower still is part of the window no client can close (see Leases).
+// The server answers from the streams' duplicate window
+// (Config.DedupWindow, at least four Leases): an original delivered again
+// after it — no worker of the actor asked for tasks for that long — runs
+// again beside its copy, and its task may end twice. On a replicated
+// stream (Replicas 3 on a cluster) no such question is asked: the server
+// checks it only after replicating it, and its refusals there stalled
+// sends across a leader's election. There a lost acknowledgement after a
+// stored copy or dead letter still runs the task again, and it may end
+// twice.
 //
 // A failed attempt waits for its backoff (Config.Backoff) as a copy on
 // the backoff subject, held by the backoff consumer with a negative

@@ -127,6 +127,9 @@ func (a *Actor[T]) renewLeases() {
 	var err error
 	renewing := hs[:0]
 	for _, h := range hs {
+		if !a.renews(h) {
+			continue
+		}
 		switch e := h.msg.InProgress(); {
 		case e == nil:
 			renewing = append(renewing, h)

@@ -12,7 +12,51 @@ import (
 	"github.com/actorpool/actorpool/actor/tasktrace"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
+
+// faults are failures a test injects where the network can fail: each
+// func, when set, runs at its step with the task's ID. A test sets them
+// through Actor.faults, so that a fault can be injected once the actor
+// runs without a race.
+type faults struct {
+	// beforeStore runs before a task's next copy or its dead letter is
+	// published: a test blocks in it to make the store slow.
+	beforeStore func(id uint64)
+	// afterStore runs once a task's next copy or its dead letter is
+	// stored, before the original is acknowledged: an error stands for
+	// the acknowledgement's own failure — a dropped connection, a
+	// restarted server, a timeout — and the acknowledgement is not sent.
+	afterStore func(id uint64) error
+	// renew runs for each lease a heartbeat renews: false drops the
+	// renewal, as though its in-progress acknowledgement were lost on
+	// the way, so that a test can make a lease run out under a worker
+	// that is still settling.
+	renew func(id uint64, delivered int) bool
+}
+
+// renews runs the test's renew fault, if any.
+func (a *Actor[T]) renews(h *held) bool {
+	if f := a.faults.Load(); f != nil && f.renew != nil {
+		return f.renew(h.rec.id, h.delivered)
+	}
+	return true
+}
+
+// beforeStore runs the test's beforeStore fault, if any.
+func (a *Actor[T]) beforeStore(id uint64) {
+	if f := a.faults.Load(); f != nil && f.beforeStore != nil {
+		f.beforeStore(id)
+	}
+}
+
+// afterStore runs the test's afterStore fault, if any.
+func (a *Actor[T]) afterStore(id uint64) error {
+	if f := a.faults.Load(); f != nil && f.afterStore != nil {
+		return f.afterStore(id)
+	}
+	return nil
+}
 
 // settleTimeout bounds each publish and acknowledgement that settles a
 // task; the lease is the natural bound, since past it the task is
@@ -32,6 +76,12 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 	if !a.leaseHeld(h) {
 		a.log.Warn("lease lost before the result could be recorded: the result is dropped and the task runs again",
 			"task_id", h.rec.id, "attempt", h.attempt, "handler_error", err)
+		return
+	}
+	if a.superseded(h) {
+		// An earlier delivery's copy or dead letter was stored while this
+		// run ran: the task lives on there, and this run's result would
+		// end it a second time.
 		return
 	}
 	if err == nil {
@@ -75,24 +125,126 @@ func (a *Actor[T]) ack(h *held, k counter) bool {
 }
 
 // copyTo publishes a copy of h's task, as rec describes it, to place, and
-// acknowledges the original. A copy that was stored but whose original
-// was not acknowledged is delivered once more as a lost run; its own
-// message ID keeps the second copy that run would publish out.
+// acknowledges the original; it reports whether this call stored the
+// copy, which then stands for the task whether or not the acknowledgement
+// comes through. The acknowledgement is sent only while the lease still
+// holds: a store slow enough to outlast it leaves the original to its
+// next delivery. That delivery, or one after an acknowledgement that was
+// lost, finds the copy by its message ID (see superseded) and
+// acknowledges the original without running it.
 func (a *Actor[T]) copyTo(h *held, place string, rec record) bool {
 	rec.gen = h.rec.gen + 1
 	m := &nats.Msg{Subject: a.l.subject(place, keyToken(rec.key)), Header: rec.header(), Data: h.msg.Data()}
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
-	if _, err := a.js.PublishMsg(ctx, m, jetstream.WithMsgID(copyID(&rec))); err != nil {
+	a.beforeStore(h.rec.id)
+	pa, err := a.js.PublishMsg(ctx, m, jetstream.WithMsgID(copyID(&rec)))
+	if err != nil {
 		a.log.Warn("could not store the task's next copy: it runs again once its lease runs out, as a lost run",
 			"task_id", h.rec.id, "to", place, "error", err)
 		return false
 	}
-	if err := h.msg.DoubleAck(ctx); err != nil {
-		a.log.Warn("acknowledgement not confirmed after the task's copy was stored: the task may run twice", "task_id", h.rec.id, "error", err)
+	if pa.Duplicate {
+		// An earlier delivery stored it, after this one checked: the
+		// task lives on as that copy, not as this run's.
+		a.log.Warn("the task's next copy was stored by an earlier delivery: this run's result is dropped", "task_id", h.rec.id)
+	}
+	a.ackStored(ctx, h, "copy")
+	return !pa.Duplicate
+}
+
+// ackStored acknowledges h's message once its task's next copy or dead
+// letter, what, is stored — unless the lease ran out meanwhile: the
+// server would accept the late acknowledgement even from a worker it no
+// longer counts as the task's, so the lease is proven again first.
+func (a *Actor[T]) ackStored(ctx context.Context, h *held, what string) {
+	if !a.leaseHeld(h) {
+		a.log.Warn("the lease ran out while the task's "+what+" was stored: the original is left to its next delivery, which acknowledges it without running it",
+			"task_id", h.rec.id)
+		return
+	}
+	err := a.afterStore(h.rec.id)
+	if err == nil {
+		err = h.msg.DoubleAck(ctx)
+	}
+	if err != nil {
+		a.log.Warn("acknowledgement not confirmed after the task's "+what+" was stored: the original's next delivery acknowledges it without running it",
+			"task_id", h.rec.id, "error", err)
+	}
+}
+
+// superseded reports whether h's task is settled already or cannot be
+// settled now, and h needs nothing more from this worker. Only a
+// redelivered message can be: an earlier delivery may have stored the
+// task's next copy or its dead letter, and then lost the acknowledgement
+// of the original, or held it back because its lease ran out. Such a
+// message is acknowledged, not run or settled again: its task lives on
+// as its copy, or has ended. A message whose earlier deliveries cannot be
+// known, the server being out of reach, is left to be delivered again,
+// as a lost run.
+//
+// What was stored is known from the server's duplicate window: a copy or
+// dead letter stored more than the stream's duplicate window
+// (Config.DedupWindow) before the redelivery asks is no longer found, and
+// the task then runs again beside it.
+//
+// On a replicated stream the server checks the probe's expectation only
+// once the stream's replicas have applied it, after its leader proposed
+// it, and a refusal there skews the leader's count of failed proposals:
+// with probes in flight when a leader was killed, sends stalled past the
+// new leader's election (TestClusterLeaderKill). So no probe is made on a
+// replicated stream, and there a redelivered original runs again, as it
+// did before: its task may end twice.
+func (a *Actor[T]) superseded(h *held) bool {
+	if h.delivered <= 1 || a.replicated {
 		return false
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
+	defer cancel()
+	next := h.rec
+	next.gen++
+	copied, err := probeID(ctx, a.js, a.l.subject(placeReady, keyToken(h.rec.key)), copyID(&next))
+	dead := false
+	if err == nil && !copied {
+		dead, err = probeID(ctx, a.js, a.l.deadSubject(), deadID(h.rec.id))
+	}
+	if err != nil {
+		a.log.Warn("could not learn whether an earlier delivery of the task settled it: it is left to be delivered again",
+			"task_id", h.rec.id, "error", err)
+		return true
+	}
+	if !copied && !dead {
+		return false
+	}
+	if err := h.msg.DoubleAck(ctx); err != nil {
+		a.log.Warn("acknowledgement of a task settled by an earlier delivery not confirmed: its next delivery tries again",
+			"task_id", h.rec.id, "error", err)
+	}
 	return true
+}
+
+// errCodeWrongLastMsgID is the server's refusal of a publish whose
+// expected last message ID is not the stream's (JSStreamWrongLastMsgIDErrF),
+// which package jetstream names no constant for.
+const errCodeWrongLastMsgID jetstream.ErrorCode = 10070
+
+// probeID reports whether the stream of subject holds message ID id
+// within its duplicate window, storing nothing: it publishes an empty
+// message with that ID, expecting a last message ID that no message has.
+// The server checks the ID first and answers a duplicate; any other
+// message it refuses for the expectation (see storedBefore).
+func probeID(ctx context.Context, js jetstream.JetStream, subject, id string) (bool, error) {
+	ack, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject}, jetstream.WithMsgID(id), jetstream.WithExpectLastMsgID("none-"+nuid.Next()))
+	switch {
+	case err == nil && ack.Duplicate:
+		return true, nil
+	case err == nil:
+		// Stored after all: no server this package knows does that.
+		return false, fmt.Errorf("jsactor: the probe of message ID %q was stored at %d", id, ack.Sequence)
+	case apiCode(err) == errCodeWrongLastMsgID:
+		return false, nil
+	}
+	return false, err
 }
 
 // next returns the record of h's task as its next copy starts: the
@@ -140,13 +292,20 @@ func (a *Actor[T]) giveBack(h *held) {
 	if !a.leaseHeld(h) {
 		return // the task is another worker's by now
 	}
+	if a.superseded(h) {
+		return
+	}
 	a.gaveBack.Add(1)
 	a.copyTo(h, placeReady, a.next(h, false))
 }
 
 // deadLetter moves h's task to the dead-letter stream, then acknowledges
-// it. The dead letter's message ID is the task's, so a task dead-lettered
-// twice — its first worker's acknowledgement was lost — is stored once.
+// it, as copyTo does a copy. The dead letter's message ID is derived from
+// the task's ID, so that a later delivery of the original finds it and
+// acknowledges the original instead of running it, and a task
+// dead-lettered twice — by two deliveries caught in the window that no
+// client can close — is stored once.
+//
 // ran says whether this delivery ran the handler, and so is one of the
 // task's attempts.
 func (a *Actor[T]) deadLetter(h *held, reason Reason, cause error, ran bool) {
@@ -170,14 +329,21 @@ func (a *Actor[T]) deadLetter(h *held, reason Reason, cause error, ran bool) {
 	m := &nats.Msg{Subject: a.l.deadSubject(), Header: hdr, Data: h.msg.Data()}
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
-	if _, err := a.js.PublishMsg(ctx, m, jetstream.WithMsgID("dead-"+strconv.FormatUint(rec.id, 10))); err != nil {
+	a.beforeStore(rec.id)
+	pa, err := a.js.PublishMsg(ctx, m, jetstream.WithMsgID(deadID(rec.id)))
+	if err != nil {
 		a.log.Warn("could not store the dead letter: the task runs again once its lease runs out", "task_id", rec.id, "reason", reason, "error", err)
 		return
 	}
-	if err := h.msg.DoubleAck(ctx); err != nil {
-		a.log.Warn("acknowledgement not confirmed after the dead letter was stored", "task_id", rec.id, "error", err)
-		return
+	if !pa.Duplicate {
+		// The dead letter ends the task, whether or not the
+		// acknowledgement of its original comes through.
+		a.counts.add(countDeadLettered, 1)
+		h.trace.deadLettered(reason, cause)
 	}
-	a.counts.add(countDeadLettered, 1)
-	h.trace.deadLettered(reason, cause)
+	a.ackStored(ctx, h, "dead letter")
 }
+
+// deadID is the message ID of the dead letter of the task with ID id: a
+// task is dead-lettered once.
+func deadID(id uint64) string { return "dead-" + strconv.FormatUint(id, 10) }

@@ -54,6 +54,15 @@ func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
 // runTask runs one delivery of a task, unless it is lost too often, out of
 // attempts or undecodable, and settles it.
 func (a *Actor[T]) runTask(name string, h *held) {
+	if a.superseded(h) {
+		// An earlier delivery stored the task's next copy or its dead
+		// letter, and its acknowledgement of this message was lost: this
+		// delivery is not a run, lost or otherwise.
+		if h.claim(heldSettled) {
+			a.release(h)
+		}
+		return
+	}
 	traced := a.startAttempt(name, h)
 	if h.delivered > 1 {
 		a.counts.add(countLost, 1) // the delivery before this one ended without a word

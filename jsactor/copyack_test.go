@@ -1,0 +1,192 @@
+package jsactor
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/actorpool/actorpool/actor"
+)
+
+// errAckLost stands for an acknowledgement lost after a task's copy or
+// dead letter was stored: the connection dropped, the server restarted.
+var errAckLost = errors.New("test: the acknowledgement of the original was lost")
+
+// loseFirstAck makes the acknowledgement of the first original whose copy
+// or dead letter a stores fail, once.
+func loseFirstAck[T any](a *Actor[T]) {
+	var lost atomic.Bool
+	a.faults.Store(&faults{afterStore: func(uint64) error {
+		if lost.CompareAndSwap(false, true) {
+			return errAckLost
+		}
+		return nil
+	}})
+}
+
+// drained waits until a's work stream holds nothing: every message,
+// originals and copies, was acknowledged — the original whose
+// acknowledgement was lost included, which stays stored until a later
+// delivery of it is acknowledged.
+func drained[T any](t *testing.T, ctx context.Context, a *Actor[T]) {
+	t.Helper()
+	eventually(t, 20*time.Second, "the work stream to drain", func() bool {
+		info, err := a.stream.Info(ctx)
+		return err == nil && info.State.Msgs == 0
+	})
+}
+
+// closedStats closes a and returns its Stats, whose counters are exact
+// once the only process that ran it has closed. The tests' FlushInterval
+// is an hour, so that Close adds the counts once: a flush that Close
+// cancels after the server stored it would count them twice.
+func closedStats[T any](t *testing.T, ctx context.Context, a *Actor[T]) Stats {
+	t.Helper()
+	if err := a.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s, err := a.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A retry is stored as a copy of the task, then the original is
+// acknowledged. When that acknowledgement is lost, the original is
+// delivered again after its lease: it must be acknowledged as settled,
+// not run again beside its retry, which would end the task twice.
+func TestRetryCopyStoredAckLost(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "copyacklost", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		if seen.count() == 1 {
+			return errors.New("first attempt fails")
+		}
+		return nil
+	}, Config[string]{Workers: 2, MaxAttempts: 3, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loseFirstAck(a)
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	r := seen.list()
+	if len(r) != 2 || r[0].Attempt != 1 || r[1].Attempt != 2 || r[0].ID != id || r[1].ID != id {
+		t.Errorf("runs = %+v, want attempts 1 and 2 of task %d, once each", r, id)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Retried != 1 || s.Failed != 1 || s.DeadLettered != 0 || s.Lost != 0 {
+		t.Errorf("stats = %+v, want 1 accepted, failed, retried and completed; none lost or dead-lettered", s)
+	}
+}
+
+// A dead letter is stored, then the original acknowledged. When that
+// acknowledgement is lost, the original delivered again must not run: a
+// run that succeeded would complete a dead-lettered task.
+func TestDeadLetterStoredAckLost(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "deadacklost", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		if seen.count() == 1 {
+			return errors.New("the only attempt fails")
+		}
+		return nil
+	}, Config[string]{Workers: 2, MaxAttempts: 1, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loseFirstAck(a)
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	letters, err := a.DeadLetters(ctx, LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := closedStats(t, ctx, a)
+	if n := seen.count(); n != 1 {
+		t.Errorf("the handler ran %d times, want once", n)
+	}
+	if len(letters) != 1 || letters[0].Task.ID != id || letters[0].Reason != ReasonMaxAttempts {
+		t.Errorf("dead letters = %+v, want one of task %d for max attempts", letters, id)
+	}
+	if s.Accepted != 1 || s.DeadLettered != 1 || s.Completed != 0 || s.Lost != 0 {
+		t.Errorf("stats = %+v, want 1 accepted and dead-lettered, none completed or lost", s)
+	}
+}
+
+// testLogger writes an actor's warnings through t.Log.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// A copy whose store outlasts the lease must not be followed by an
+// acknowledgement of the original: the server accepts a late one even
+// while the original runs again on another worker. Here the first run's
+// renewals are lost and its copy's store waits until the original runs
+// again; that run, once the copy is stored and has run, finds the copy
+// and drops its own result. The task completes once.
+func TestSlowCopyStoreRefenced(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	again := make(chan struct{})   // the original's second delivery runs
+	copyRan := make(chan struct{}) // the copy runs
+	a, err := New(ctx, nc, "slowcopy", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		switch seen.count() {
+		case 1:
+			return errors.New("first attempt fails")
+		case 2:
+			close(again)
+			select {
+			case <-copyRan:
+			case <-ctx.Done():
+			}
+		case 3:
+			close(copyRan)
+		}
+		return nil
+	}, Config[string]{Workers: 2, MaxAttempts: 3, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slow atomic.Bool
+	a.faults.Store(&faults{
+		beforeStore: func(uint64) {
+			if slow.CompareAndSwap(false, true) {
+				<-again
+			}
+		},
+		renew: func(_ uint64, delivered int) bool { return delivered > 1 || !slow.Load() },
+	})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	r := seen.list()
+	if len(r) != 3 || r[0].Attempt != 1 || r[1].Attempt != 2 || r[2].Attempt != 2 || r[2].ID != id {
+		t.Errorf("runs = %+v, want attempt 1, its lost rerun and the retry", r)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Retried != 1 || s.DeadLettered != 0 || s.Lost != 1 {
+		t.Errorf("stats = %+v, want 1 accepted, retried, completed and lost; none dead-lettered", s)
+	}
+}
