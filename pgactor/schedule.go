@@ -141,7 +141,10 @@ func (e *SpecError) Unwrap() error { return e.Err }
 // multiples of the duration since the Unix epoch, so "@every 1h" fires on
 // the hour — a 5-field cron expression, read in UTC unless it starts with
 // CRON_TZ=<zone>, or a descriptor: @hourly, @daily (@midnight), @weekly,
-// @monthly, @yearly (@annually).
+// @monthly, @yearly (@annually). Where the zone's clocks go back, a cron
+// schedule whose hour is fixed fires at the first of the wall-clock times
+// that come round twice, not at both; where they go forward, a time that
+// does not exist fires at the next that does.
 //
 // Every running instance of the actor, in any process, sends the
 // schedule's tasks: exactly one task per fire time, however many
@@ -305,12 +308,59 @@ func (e every) start(t time.Time) time.Time {
 // cronCadence fires at a cron expression's times.
 type cronCadence struct{ s cron.Schedule }
 
+// next returns the first fire time after t. Where the clocks of the
+// schedule's zone go back an hour (the end of daylight saving time), the
+// wall-clock times of that hour come round twice, and the cron parser
+// fires a fixed hour's times at both: "30 1 * * *" would send two tasks
+// on that day. As cron daemons do, a schedule whose hour is fixed fires at
+// the first of them only; one whose hour is a wildcard ("*/15 * * * *")
+// fires through the repeated hour too, as real time passes. (Where the
+// clocks go forward, the parser fires a time that does not exist at the
+// next that does, once.)
 func (c cronCadence) next(t time.Time) time.Time {
 	n := c.s.Next(t.UTC())
+	for !n.IsZero() && c.skips(n) {
+		n = c.s.Next(n)
+	}
 	if n.IsZero() {
 		return n
 	}
 	return n.UTC()
+}
+
+// cronStar is the bit the cron parser sets in a field that was a
+// wildcard, beside the bits of the values it allows (robfig/cron's
+// starBit, which go-cron keeps and does not export;
+// TestCronStarBit checks it).
+const cronStar = 1 << 63
+
+// skips reports whether c leaves out its fire time t: the second
+// occurrence of a wall-clock time, in a zone whose clocks went back, of a
+// schedule whose hour is fixed.
+func (c cronCadence) skips(t time.Time) bool {
+	spec, ok := c.s.(*cron.SpecSchedule)
+	if !ok || spec.Hour&cronStar != 0 {
+		return false
+	}
+	loc := spec.Location
+	if loc == nil || loc == time.Local {
+		loc = time.UTC // the schedule reads the UTC times it is given
+	}
+	return repeatsWallClock(t.In(loc))
+}
+
+// repeatsWallClock reports whether the wall-clock time of t, in t's
+// location, was already read earlier: the clocks went back less than
+// three hours before t, by more than the time since.
+func repeatsWallClock(t time.Time) bool {
+	_, now := t.Zone()
+	_, before := t.Add(-3 * time.Hour).Zone()
+	if before <= now {
+		return false
+	}
+	earlier := t.Add(-time.Duration(before-now) * time.Second)
+	_, then := earlier.Zone()
+	return then != now && earlier.Format(time.DateTime) == t.Format(time.DateTime)
 }
 
 // cronParser reads 5-field cron expressions and descriptors; it refuses
@@ -354,7 +404,11 @@ func plan(c cadence, due, now time.Time, missed Missed) (period time.Time, send 
 		for steps := 0; !n.IsZero() && !n.After(now); steps++ {
 			if steps == cronSteps {
 				if p, ok := c.(cronCadence).s.(interface{ Prev(time.Time) time.Time }); ok {
-					if prev := p.Prev(now.Truncate(time.Second).Add(time.Second)); prev.After(n) {
+					prev := p.Prev(now.Truncate(time.Second).Add(time.Second))
+					for !prev.IsZero() && c.(cronCadence).skips(prev) {
+						prev = p.Prev(prev)
+					}
+					if prev.After(n) {
 						n = prev.UTC()
 					}
 				}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	cron "github.com/netresearch/go-cron"
 )
 
 func utc(s string) time.Time {
@@ -92,6 +94,71 @@ func TestPlan(t *testing.T) {
 		period, send, next := plan(tc.c, utc(tc.due), utc(tc.now), tc.missed)
 		if send != (tc.period != "") || send && !period.Equal(utc(tc.period)) || !next.Equal(utc(tc.next)) {
 			t.Errorf("%s: send %v period %v, next %v; want period %q, next %s", tc.name, send, period, next, tc.period, tc.next)
+		}
+	}
+}
+
+// TestCronFallBack checks that a schedule whose hour is fixed fires once
+// on the day its zone's clocks go back, at the first of the wall-clock
+// times that come round twice, while one whose hour is a wildcard fires
+// through the repeated hour; and that where the clocks go forward a
+// fire time that does not exist fires once, at the next that does.
+func TestCronFallBack(t *testing.T) {
+	for _, tc := range []struct {
+		spec, after string
+		want        []string
+	}{
+		{"CRON_TZ=America/New_York 30 1 * * *", "2026-11-01T03:00:00Z", // 23:00 EDT the day before
+			[]string{"2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"}}, // 01:30 EDT, then 01:30 EST the day after
+		{"CRON_TZ=America/New_York */30 1 * * *", "2026-11-01T03:00:00Z",
+			[]string{"2026-11-01T05:00:00Z", "2026-11-01T05:30:00Z", "2026-11-02T06:00:00Z"}},
+		{"CRON_TZ=America/New_York 0 * * * *", "2026-11-01T03:30:00Z", // a wildcard hour: every hour of real time
+			[]string{"2026-11-01T04:00:00Z", "2026-11-01T05:00:00Z", "2026-11-01T06:00:00Z", "2026-11-01T07:00:00Z"}},
+		{"CRON_TZ=Europe/London 30 1 * * *", "2026-10-24T23:00:00Z",
+			[]string{"2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"}}, // 01:30 BST, then 01:30 GMT the day after
+		{"CRON_TZ=America/New_York 30 2 * * *", "2026-03-08T04:00:00Z", // spring forward: 02:30 does not exist
+			[]string{"2026-03-08T07:30:00Z", "2026-03-09T06:30:00Z"}}, // 03:30 EDT, then 02:30 EDT
+		{"30 1 * * *", "2026-11-01T00:00:00Z", // UTC has no daylight saving time
+			[]string{"2026-11-01T01:30:00Z", "2026-11-02T01:30:00Z"}},
+	} {
+		c, err := parseSpec(tc.spec)
+		if err != nil {
+			t.Fatalf("parseSpec(%q): %v", tc.spec, err)
+		}
+		at := utc(tc.after)
+		for i, want := range tc.want {
+			at = c.next(at)
+			if !at.Equal(utc(want)) {
+				t.Errorf("%q: fire time %d after %s is %v, want %s", tc.spec, i+1, tc.after, at, want)
+				break
+			}
+		}
+	}
+
+	// A scheduler that was down across the repeated hour sends one task
+	// for the day, not one for the repeat.
+	daily, _ := parseSpec("CRON_TZ=America/New_York 30 1 * * *")
+	period, send, next := plan(daily, utc("2026-11-01T05:30:00Z"), utc("2026-11-01T06:45:00Z"), RunOnce)
+	if !send || !period.Equal(utc("2026-11-01T05:30:00Z")) || !next.Equal(utc("2026-11-02T06:30:00Z")) {
+		t.Errorf("plan across the fall-back: send %v period %v next %v; want period 2026-11-01T05:30:00Z, next 2026-11-02T06:30:00Z", send, period, next)
+	}
+}
+
+// TestCronStarBit checks the wildcard bit that cronCadence.skips reads
+// from the parser's schedule: set in a wildcard field, clear in a fixed
+// one.
+func TestCronStarBit(t *testing.T) {
+	for spec, star := range map[string]bool{"0 * * * *": true, "0 1 * * *": false, "0 */2 * * *": false, "@daily": false} {
+		c, err := parseSpec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok := c.(cronCadence).s.(*cron.SpecSchedule)
+		if !ok {
+			t.Fatalf("%q: the parser's schedule is a %T, want *cron.SpecSchedule", spec, c.(cronCadence).s)
+		}
+		if got := s.Hour&cronStar != 0; got != star {
+			t.Errorf("%q: the hour's wildcard bit is %v, want %v", spec, got, star)
 		}
 	}
 }
