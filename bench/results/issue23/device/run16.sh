@@ -27,8 +27,9 @@
 #   poolprof16-*     CPU (and mutex) profiles of 1-second runs of the pool
 #   queues16.txt     the queue cells at GOMAXPROCS 16: burn-down (pgactor at
 #                    2, 4, 8 and 16 rounds, River), then sustained,
-#                    producers and processes for pgactor, the rounds that
-#                    burned down fastest at 2,000 workers, and River
+#                    producers and processes for pgactor at 2 and 4 rounds,
+#                    at the rounds that burned down fastest at 2,000
+#                    workers if neither, and River
 #   profile16.txt, waits16-<queue>.txt, cpu16-<queue>.prof, cpustat16.txt
 #                    one burn-down each at 2 rounds and at the best rounds,
 #                    slowed by the samplers beside it: what the server's
@@ -134,7 +135,11 @@ if [ -z "${PGFAILED:-}" ]; then
 		END { for (k in s) if (s[k]/n[k] > m) { m = s[k]/n[k]; best = k }; print best }' "$out/queues16.txt")
 	[ -n "$best" ] || best=pgactor-rounds4
 	note "best rounds at $many workers: $best"
-	kinds="pgactor river"; [ "$best" != pgactor ] && kinds="pgactor $best river"
+	# The default, 4 rounds (the candidate a default scaled by the cores
+	# would give 16 of them), the fastest if neither, and River.
+	kinds="pgactor pgactor-rounds4"
+	case $best in pgactor | pgactor-rounds4) ;; *) kinds="$kinds $best" ;; esac
+	kinds="$kinds river"
 	# Where a burn-down's time goes at the most workers, at 2 rounds and at
 	# the best: what the server's backends wait on and the Go process's CPU
 	# profile, and the CPU each used (ticks of 1/100 s).
