@@ -121,8 +121,8 @@
 // after it — no worker of the actor asked for tasks for that long — runs
 // again beside its copy, and its task may end twice. On a replicated
 // stream (Replicas 3 on a cluster) no such question is asked: the server
-// checks it only after replicating it, and its refusals there stalled
-// sends across a leader's election. There a lost acknowledgement after a
+// checks it only as the replicas apply it, and each takes its refusal
+// for a failed write that stops the stream. There a lost acknowledgement after a
 // stored copy or dead letter still runs the task again, and it may end
 // twice.
 //

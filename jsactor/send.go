@@ -279,13 +279,22 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 		if err == nil {
 			return ack, nil
 		}
-		if c := apiCode(err); c == jetstream.JSErrCodeStreamWrongLastSequence || c == jetstream.JSErrCodeStreamWrongLastSequenceConstant {
-			if ack := storedBefore(ctx, js, m, id); ack != nil {
-				return ack, nil
+		if apiCode(err) == jetstream.JSErrCodeStreamWrongLastSequence {
+			ack, err2 := keyRefused(ctx, js, m, id, l)
+			if err2 == nil {
+				if ack != nil {
+					return ack, nil
+				}
+				return nil, &DuplicateError{Actor: l.actor, Key: key}
 			}
-			return nil, &DuplicateError{Actor: l.actor, Key: key}
+			err = err2 // not known yet: send it again
 		}
-		if !retryable(err) || ctx.Err() != nil {
+		// A replicated stream refuses a send with this answer while
+		// another send of the key is being stored (proposed, not yet
+		// applied): not this one, whose message ID the server checked
+		// first, but one whose outcome is not known yet. The next try
+		// finds it stored, and is refused for the key, or not.
+		if !retryable(err) && apiCode(err) != jetstream.JSErrCodeStreamWrongLastSequenceConstant || ctx.Err() != nil {
 			return nil, fmt.Errorf("jsactor: send to %q: %w", l.actor, err)
 		}
 		select {
@@ -297,6 +306,39 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 	}
 }
 
+// keyRefused learns, for a send of m with message ID id that the work
+// stream of l refused for its unique key, whether the send repeats one
+// stored before: it returns the acknowledgement of m's first store, nil
+// when another task holds the key, or an error when that cannot be known
+// yet.
+//
+// Only a single server needs asking: a replicated stream's leader checks
+// a send's message ID — among those stored within the duplicate window
+// and those still being stored — before it checks the key, and answers a
+// repeated send as a duplicate. Nor may a replicated stream be asked: its
+// leader proposes storedBefore's probe to the replicas without checking
+// its expected last message ID, and each replica, refusing the probe as
+// it applies it, takes the refusal for a failed write and stops the
+// stream (nats-server 2.15: "critical write error: last msgid
+// mismatch"); no send is stored after it, and sends time out
+// (TestClusterUniqueKeyRefused). So the stream's replicas are read first,
+// from its current configuration, since an operator may add replicas to a
+// stream the actor made with one.
+func keyRefused(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string, l layout) (*jetstream.PubAck, error) {
+	try, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := js.Stream(try, l.workStream())
+	if err != nil {
+		// Probing a stream that may be replicated could stop it, and
+		// refusing the send could refuse its own repeat.
+		return nil, err
+	}
+	if st.CachedInfo().Config.Replicas > 1 {
+		return nil, nil
+	}
+	return storedBefore(ctx, js, m, id), nil
+}
+
 // storedBefore returns the acknowledgement of m's first store when the
 // server holds its message ID id within the duplicate window, or nil. A
 // single server checks a send's unique key before its message ID: a send
@@ -305,7 +347,8 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 // the key its first store holds, rather than answered as a duplicate. So
 // m is sent again without the key's expectation, expecting a last message
 // ID that no message has: the server answers a duplicate with the first
-// store's sequence, and refuses, storing nothing, anything else.
+// store's sequence, and refuses, storing nothing, anything else. It must
+// not be sent to a replicated stream (see keyRefused).
 func storedBefore(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string) *jetstream.PubAck {
 	h := nats.Header{}
 	for k, v := range m.Header {
@@ -337,7 +380,16 @@ func retryable(err error) bool {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		// 503: no leader yet for the stream, during an election.
-		return apiErr.Code == 503 || apiErr.ErrorCode == jetstream.JSErrCodeJetStreamNotEnabled
+		// errCodeMsgIDInProcess: an earlier try with the same message ID
+		// is still being stored on a replicated stream, and once it is
+		// the server answers the next try as its duplicate.
+		return apiErr.Code == 503 || apiErr.ErrorCode == jetstream.JSErrCodeJetStreamNotEnabled || apiErr.ErrorCode == errCodeMsgIDInProcess
 	}
 	return false
 }
+
+// errCodeMsgIDInProcess is a replicated stream's refusal of a publish
+// whose message ID another publish is storing, not yet stored
+// (JSStreamDuplicateMessageConflictErr, "duplicate message id is in
+// process"), which package jetstream names no constant for.
+const errCodeMsgIDInProcess jetstream.ErrorCode = 10158

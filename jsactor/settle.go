@@ -189,12 +189,12 @@ func (a *Actor[T]) ackStored(ctx context.Context, h *held, what string) {
 // the task then runs again beside it.
 //
 // On a replicated stream the server checks the probe's expectation only
-// once the stream's replicas have applied it, after its leader proposed
-// it, and a refusal there skews the leader's count of failed proposals:
-// with probes in flight when a leader was killed, sends stalled past the
-// new leader's election (TestClusterLeaderKill). So no probe is made on a
-// replicated stream, and there a redelivered original runs again, as it
-// did before: its task may end twice.
+// as each replica applies it, after its leader proposed it, and each
+// replica takes the refusal for a failed write and stops the stream: no
+// send is stored after it (see keyRefused; TestClusterLeaderKill failed
+// with probes made here). So no probe is made on a replicated stream,
+// and there a redelivered original runs again, as it did before: its
+// task may end twice.
 func (a *Actor[T]) superseded(h *held) bool {
 	if h.delivered <= 1 || a.replicated {
 		return false
