@@ -35,10 +35,6 @@ type Actor[T any] struct {
 	log     *slog.Logger
 	epoch   time.Time              // the zero of the monotonic readings leases are proven in
 	faults  atomic.Pointer[faults] // a test's injected faults; nil outside tests
-	// replicated is whether the work stream has replicas, where the
-	// server cannot be asked without cost whether a copy was stored
-	// (see superseded).
-	replicated bool
 
 	counts   counters
 	gaveBack atomic.Int64 // tasks given back since Close began
@@ -117,7 +113,6 @@ func New[T any](ctx context.Context, nc *nats.Conn, name string, handler actor.H
 		return nil, fmt.Errorf("jsactor: New %q: consumer %q: %w", name, consumerRun, err)
 	}
 	a.checkDedup(ctx)
-	a.replicated = a.stream.CachedInfo().Config.Replicas > 1
 	a.runCtx, a.stopRun = context.WithCancelCause(context.Background())
 	a.stopCtx, a.stop = context.WithCancel(context.Background())
 	a.bgWG.Add(1)

@@ -451,3 +451,59 @@ func TestClusterLeaderKillUniqueKeys(t *testing.T) {
 	t.Logf("%d sends of %d keys: %d refused for the key, %d tries sent again; slowest send begun after the election: %v",
 		len(outcomes), len(keys), dups, resent.Load(), slowest.Round(time.Millisecond))
 }
+
+// TestClusterReplicasAddedLater runs an actor on streams made with one
+// replica that an operator then replicates on a three-node cluster. A
+// redelivered task whose retry was stored but whose original's
+// acknowledgement was lost must not be probed for on the streams as New
+// found them: a probe sent to a replicated stream stops it, and every
+// send after it times out.
+func TestClusterReplicasAddedLater(t *testing.T) {
+	leakcheck.Check(t)
+	cl, err := jsserver.StartCluster(3, jsserver.Options{Name: "addreplicas", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))
+	var seen runs
+	a, err := New(ctx, connect(t, cl.ClientURLs()), "addreplicas", func(ctx context.Context, task actor.Task[string]) error {
+		if seen.add(task); seen.count() == 1 {
+			return errors.New("first attempt fails")
+		}
+		return nil
+	}, Config[string]{Workers: 2, MaxAttempts: 5, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	for _, name := range []string{a.l.workStream(), a.l.deadStream()} {
+		st, err := a.js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := st.CachedInfo().Config
+		cfg.Replicas = 3
+		if _, err := a.js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatalf("replicating %s: %v", name, err)
+		}
+	}
+	if single, err := a.singleServer(ctx, a.l.workStream(), a.l.deadStream()); err != nil || single {
+		t.Fatalf("singleServer after the streams were replicated: %v, %v; want false", single, err)
+	}
+	loseFirstAck(a)
+	if _, err := a.Send(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	// The retry runs, and so, on a replicated stream, does the original
+	// delivered again (see superseded).
+	eventually(t, 30*time.Second, "the original to run again once its lease ran out", func() bool { return seen.count() >= 3 })
+	try, stop := context.WithTimeout(ctx, 5*time.Second)
+	defer stop()
+	if _, err := a.Send(try, "y"); err != nil {
+		t.Fatalf("send after the redelivery: %v (the stream stopped?)", err)
+	}
+}

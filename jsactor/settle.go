@@ -192,19 +192,27 @@ func (a *Actor[T]) ackStored(ctx context.Context, h *held, what string) {
 // as each replica applies it, after its leader proposed it, and each
 // replica takes the refusal for a failed write and stops the stream: no
 // send is stored after it (see keyRefused; TestClusterLeaderKill failed
-// with probes made here). So no probe is made on a replicated stream,
-// and there a redelivered original runs again, as it did before: its
-// task may end twice.
+// with probes made here). So no probe is made on a replicated stream —
+// its replicas read as it is configured now, since an operator may
+// replicate a stream the actor made with one
+// (TestClusterReplicasAddedLater) — and there a redelivered original runs
+// again, as it did before: its task may end twice.
 func (a *Actor[T]) superseded(h *held) bool {
-	if h.delivered <= 1 || a.replicated {
+	if h.delivered <= 1 {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
-	next := h.rec
-	next.gen++
-	copied, err := probeID(ctx, a.js, a.l.subject(placeReady, keyToken(h.rec.key)), copyID(&next))
-	dead := false
+	single, err := a.singleServer(ctx, a.l.workStream(), a.l.deadStream())
+	if err == nil && !single {
+		return false
+	}
+	copied, dead := false, false
+	if err == nil {
+		next := h.rec
+		next.gen++
+		copied, err = probeID(ctx, a.js, a.l.subject(placeReady, keyToken(h.rec.key)), copyID(&next))
+	}
 	if err == nil && !copied {
 		dead, err = probeID(ctx, a.js, a.l.deadSubject(), deadID(h.rec.id))
 	}
@@ -221,6 +229,23 @@ func (a *Actor[T]) superseded(h *held) bool {
 			"task_id", h.rec.id, "error", err)
 	}
 	return true
+}
+
+// singleServer reports whether each of the named streams has one replica,
+// as it is configured now rather than as New found it: an operator may add
+// replicas to a stream the actor made with one, and a probe sent to a
+// replicated stream stops it (see superseded).
+func (a *Actor[T]) singleServer(ctx context.Context, streams ...string) (bool, error) {
+	for _, name := range streams {
+		st, err := a.js.Stream(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		if st.CachedInfo().Config.Replicas > 1 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // errCodeWrongLastMsgID is the server's refusal of a publish whose
