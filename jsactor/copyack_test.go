@@ -267,3 +267,49 @@ func TestSlowProbeLeaseLost(t *testing.T) {
 		t.Errorf("stats = %+v, want 1 accepted and completed, 2 lost, none dead-lettered", s)
 	}
 }
+
+// A redelivered task asks the server whether an earlier delivery settled
+// it before it runs, and when those round trips outlast the lease the
+// handler must not start: the task is another worker's by then, and the
+// run would be cut short at once, its effects beside the other's. Here
+// the second delivery's question takes longer than the lease, its
+// renewals lost meanwhile; only the first and third deliveries run.
+func TestSlowProbeBeforeRun(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "slowproberun", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		if seen.count() == 1 { // lost: its renewals are dropped
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}, Config[string]{Workers: 3, MaxAttempts: 3, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes atomic.Int32 // the second delivery's
+	a.faults.Store(&faults{
+		renew: func(_ uint64, delivered int) bool { return delivered > 2 },
+		probe: func(_ uint64, delivered int) {
+			if delivered == 2 && probes.Add(1) == 1 { // before it runs
+				time.Sleep(minLease + minLease/5)
+			}
+		},
+	})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	r := seen.list()
+	if len(r) != 2 || r[1].ID != id || r[1].Attempt != 3 {
+		t.Errorf("runs = %+v, want attempts 1 and 3 of task %d: the second delivery's lease ran out before it could run", r, id)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Lost != 2 || s.DeadLettered != 0 {
+		t.Errorf("stats = %+v, want 1 accepted and completed, 2 lost, none dead-lettered", s)
+	}
+}
