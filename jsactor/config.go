@@ -139,7 +139,7 @@ func (c Config[T]) Validate() error {
 		lease = DefaultLease
 	}
 	if c.DedupWindow > 0 && c.DedupWindow/dedupLeases < lease { // dedupLeases times a huge Lease would overflow
-		check.Bad("DedupWindow", c.DedupWindow, fmt.Sprintf("must be at least %d times the Lease (%v), so that a task delivered again after its acknowledgement was lost finds the copy it was settled by (zero means the default, %v or %d Leases)",
+		check.Bad("DedupWindow", c.DedupWindow, fmt.Sprintf("must be at least %d times the Lease (%v), so that a task delivered again after its acknowledgement was lost finds the copy it was settled by (zero means the default: the longer of %v and %d Leases)",
 			dedupLeases, lease, defaultDedupWindow, dedupLeases))
 	}
 	if c.Heartbeat > 0 && c.Heartbeat > lease/2 { // twice a huge Heartbeat would overflow

@@ -190,3 +190,126 @@ func TestSlowCopyStoreRefenced(t *testing.T) {
 		t.Errorf("stats = %+v, want 1 accepted, retried, completed and lost; none dead-lettered", s)
 	}
 }
+
+// A redelivered task asks the server whether an earlier delivery settled
+// it before its result is recorded, and those round trips can outlast
+// the lease. The worker must then not acknowledge the success it had
+// checked its lease for before asking: the server accepts the late
+// acknowledgement and removes the task while its next delivery runs it.
+// Here the second delivery's question waits until the third delivery
+// runs, its renewals lost meanwhile.
+func TestSlowProbeLeaseLost(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	third := make(chan struct{})  // the third delivery runs
+	finish := make(chan struct{}) // the third delivery may return
+	a, err := New(ctx, nc, "slowprobe", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		switch seen.count() {
+		case 1: // lost: its renewals are dropped
+			<-ctx.Done()
+			return ctx.Err()
+		case 3:
+			close(third)
+			select {
+			case <-finish:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	}, Config[string]{Workers: 3, MaxAttempts: 3, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes atomic.Int32 // the second delivery's
+	a.faults.Store(&faults{
+		renew: func(_ uint64, delivered int) bool { return delivered > 2 },
+		probe: func(_ uint64, delivered int) {
+			if delivered == 2 && probes.Add(1) == 2 { // before its result is recorded
+				select {
+				case <-third:
+				case <-ctx.Done():
+				}
+			}
+		},
+	})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-third:
+	case <-ctx.Done():
+		t.Fatal("the task was not delivered a third time")
+	}
+	eventually(t, 10*time.Second, "the second delivery to be settled", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.held) == 1
+	})
+	info, err := a.stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Errorf("the work stream holds %d messages while the third delivery runs, want 1: the second acknowledged the task after its lease", info.State.Msgs)
+	}
+	close(finish)
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	r := seen.list()
+	if len(r) != 3 || r[2].ID != id {
+		t.Errorf("runs = %+v, want three of task %d", r, id)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Lost != 2 || s.DeadLettered != 0 {
+		t.Errorf("stats = %+v, want 1 accepted and completed, 2 lost, none dead-lettered", s)
+	}
+}
+
+// A redelivered task asks the server whether an earlier delivery settled
+// it before it runs, and when those round trips outlast the lease the
+// handler must not start: the task is another worker's by then, and the
+// run would be cut short at once, its effects beside the other's. Here
+// the second delivery's question takes longer than the lease, its
+// renewals lost meanwhile; only the first and third deliveries run.
+func TestSlowProbeBeforeRun(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "slowproberun", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		if seen.count() == 1 { // lost: its renewals are dropped
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}, Config[string]{Workers: 3, MaxAttempts: 3, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes atomic.Int32 // the second delivery's
+	a.faults.Store(&faults{
+		renew: func(_ uint64, delivered int) bool { return delivered > 2 },
+		probe: func(_ uint64, delivered int) {
+			if delivered == 2 && probes.Add(1) == 1 { // before it runs
+				time.Sleep(minLease + minLease/5)
+			}
+		},
+	})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	r := seen.list()
+	if len(r) != 2 || r[1].ID != id || r[1].Attempt != 3 {
+		t.Errorf("runs = %+v, want attempts 1 and 3 of task %d: the second delivery's lease ran out before it could run", r, id)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Lost != 2 || s.DeadLettered != 0 {
+		t.Errorf("stats = %+v, want 1 accepted and completed, 2 lost, none dead-lettered", s)
+	}
+}

@@ -33,6 +33,10 @@ type faults struct {
 	// the way, so that a test can make a lease run out under a worker
 	// that is still settling.
 	renew func(id uint64, delivered int) bool
+	// probe runs before a redelivered task asks the server whether an
+	// earlier delivery settled it (superseded): a test blocks in it to
+	// make those round trips slow.
+	probe func(id uint64, delivered int)
 }
 
 // renews runs the test's renew fault, if any.
@@ -47,6 +51,13 @@ func (a *Actor[T]) renews(h *held) bool {
 func (a *Actor[T]) beforeStore(id uint64) {
 	if f := a.faults.Load(); f != nil && f.beforeStore != nil {
 		f.beforeStore(id)
+	}
+}
+
+// probing runs the test's probe fault, if any.
+func (a *Actor[T]) probing(h *held) {
+	if f := a.faults.Load(); f != nil && f.probe != nil {
+		f.probe(h.rec.id, h.delivered)
 	}
 }
 
@@ -82,6 +93,13 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 		// An earlier delivery's copy or dead letter was stored while this
 		// run ran: the task lives on there, and this run's result would
 		// end it a second time.
+		return
+	}
+	if h.delivered > 1 && !a.leaseHeld(h) {
+		// superseded's round trips outlasted the lease proven before
+		// them (TestSlowProbeLeaseLost).
+		a.log.Warn("lease lost while asking whether an earlier delivery settled the task: the result is dropped and the task runs again",
+			"task_id", h.rec.id, "attempt", h.attempt, "handler_error", err)
 		return
 	}
 	if err == nil {
@@ -201,6 +219,7 @@ func (a *Actor[T]) superseded(h *held) bool {
 	if h.delivered <= 1 {
 		return false
 	}
+	a.probing(h)
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
 	single, err := a.singleServer(ctx, a.l.workStream(), a.l.deadStream())

@@ -98,6 +98,16 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		}
 		return
 	}
+	if h.delivered > 1 && !a.leaseHeld(h) {
+		// superseded's round trips outlasted the lease: the task is
+		// another's by now (TestSlowProbeBeforeRun).
+		if h.claim(heldSettled) {
+			a.log.Warn("lease lost while asking whether an earlier delivery settled the task: it is not run here, and runs again",
+				"task_id", h.rec.id, "attempt", h.attempt)
+			a.release(h)
+		}
+		return
+	}
 	ctx, cancel := context.WithCancelCause(traced)
 	defer cancel(nil)
 	a.watch(h, cancel)
