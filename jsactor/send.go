@@ -336,11 +336,13 @@ func keyRefused(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id str
 	if st.CachedInfo().Config.Replicas > 1 {
 		return nil, nil
 	}
-	return storedBefore(ctx, js, m, id), nil
+	return storedBefore(ctx, js, m, id)
 }
 
 // storedBefore returns the acknowledgement of m's first store when the
-// server holds its message ID id within the duplicate window, or nil. A
+// server holds its message ID id within the duplicate window, nil when it
+// does not, or an error when the server's answer did not come: a send
+// answered as a duplicate then might have been its own repeat. A
 // single server checks a send's unique key before its message ID: a send
 // repeated with its message ID — Send's own retry after a lost
 // acknowledgement, a MsgID sent again, a Replay repeated — is refused for
@@ -349,7 +351,7 @@ func keyRefused(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id str
 // ID that no message has: the server answers a duplicate with the first
 // store's sequence, and refuses, storing nothing, anything else. It must
 // not be sent to a replicated stream (see keyRefused).
-func storedBefore(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string) *jetstream.PubAck {
+func storedBefore(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string) (*jetstream.PubAck, error) {
 	h := nats.Header{}
 	for k, v := range m.Header {
 		if k != jetstream.ExpectedLastSubjSeqHeader && k != jetstream.ExpectedLastSubjSeqSubjHeader {
@@ -360,10 +362,16 @@ func storedBefore(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id s
 	defer cancel()
 	probe := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
 	ack, err := js.PublishMsg(try, probe, jetstream.WithMsgID(id), jetstream.WithExpectLastMsgID("none-"+nuid.Next()))
-	if err != nil || !ack.Duplicate {
-		return nil
+	switch {
+	case err == nil && ack.Duplicate:
+		return ack, nil
+	case err == nil:
+		// Stored after all: no server this package knows does that.
+		return nil, fmt.Errorf("the probe of message ID %q was stored at %d", id, ack.Sequence)
+	case apiCode(err) == errCodeWrongLastMsgID:
+		return nil, nil
 	}
-	return ack
+	return nil, err
 }
 
 // retryable reports whether a publish may have failed only on its way:

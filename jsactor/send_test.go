@@ -12,6 +12,7 @@ import (
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestSendRuns(t *testing.T) {
@@ -358,5 +359,39 @@ func TestUniqueKeyMsgIDAgain(t *testing.T) {
 	tasks, _, err := a.Tasks(ctx, TaskFilter{})
 	if err != nil || len(tasks) != 1 || tasks[0].ID != first {
 		t.Errorf("Tasks = %+v, %v; want task %d alone", tasks, err, first)
+	}
+}
+
+// TestStoredBeforeUnanswered checks that the probe of a send refused for
+// its unique key reports an answer that did not come as an error, not as
+// "not stored before": Send would then call the send a duplicate of
+// another task's, when it may have been its own repeat.
+func TestStoredBeforeUnanswered(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New(ctx, nc, "probeunanswered", nil, Config[string]{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	if _, err := a.Send(ctx, "x", UniqueKey("k"), MsgID("first")); err != nil {
+		t.Fatal(err)
+	}
+	m := &nats.Msg{Subject: a.l.subject(placeReady, keyToken("k")), Data: []byte("x")}
+	ack, err := storedBefore(ctx, a.js, m, "first")
+	if err != nil || ack == nil {
+		t.Fatalf("probe of a stored message ID: %v, %v; want its acknowledgement", ack, err)
+	}
+	if ack, err := storedBefore(ctx, a.js, m, "never-sent"); err != nil || ack != nil {
+		t.Fatalf("probe of a message ID never sent: %v, %v; want nil, nil", ack, err)
+	}
+	gone := connect(t, nc.ConnectedUrl())
+	js, err := jetstream.New(gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Close()
+	if ack, err := storedBefore(ctx, js, m, "first"); err == nil {
+		t.Fatalf("probe on a closed connection: %v, nil; want an error", ack)
 	}
 }
