@@ -272,17 +272,21 @@ func TestSlowProbeLeaseLost(t *testing.T) {
 // it before it runs, and when those round trips outlast the lease the
 // handler must not start: the task is another worker's by then, and the
 // run would be cut short at once, its effects beside the other's. Here
-// the second delivery's question takes longer than the lease, its
-// renewals lost meanwhile; only the first and third deliveries run.
+// the second delivery's question lasts until the third delivery has run,
+// its renewals lost meanwhile; only the first and third deliveries run.
 func TestSlowProbeBeforeRun(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
 	var seen runs
+	third := make(chan struct{})
 	a, err := New(ctx, nc, "slowproberun", func(ctx context.Context, task actor.Task[string]) error {
 		seen.add(task)
-		if seen.count() == 1 { // lost: its renewals are dropped
+		switch seen.count() {
+		case 1: // lost: its renewals are dropped
 			<-ctx.Done()
 			return ctx.Err()
+		case 2:
+			close(third)
 		}
 		return nil
 	}, Config[string]{Workers: 3, MaxAttempts: 3, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
@@ -295,7 +299,10 @@ func TestSlowProbeBeforeRun(t *testing.T) {
 		renew: func(_ uint64, delivered int) bool { return delivered > 2 },
 		probe: func(_ uint64, delivered int) {
 			if delivered == 2 && probes.Add(1) == 1 { // before it runs
-				time.Sleep(minLease + minLease/5)
+				select {
+				case <-third:
+				case <-ctx.Done():
+				}
 			}
 		},
 	})

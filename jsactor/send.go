@@ -360,18 +360,7 @@ func storedBefore(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id s
 	}
 	try, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	probe := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
-	ack, err := js.PublishMsg(try, probe, jetstream.WithMsgID(id), jetstream.WithExpectLastMsgID("none-"+nuid.Next()))
-	switch {
-	case err == nil && ack.Duplicate:
-		return ack, nil
-	case err == nil:
-		// Stored after all: no server this package knows does that.
-		return nil, fmt.Errorf("the probe of message ID %q was stored at %d", id, ack.Sequence)
-	case apiCode(err) == errCodeWrongLastMsgID:
-		return nil, nil
-	}
-	return nil, err
+	return probeMsg(try, js, &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}, id)
 }
 
 // retryable reports whether a publish may have failed only on its way:

@@ -273,22 +273,30 @@ func (a *Actor[T]) singleServer(ctx context.Context, streams ...string) (bool, e
 const errCodeWrongLastMsgID jetstream.ErrorCode = 10070
 
 // probeID reports whether the stream of subject holds message ID id
-// within its duplicate window, storing nothing: it publishes an empty
-// message with that ID, expecting a last message ID that no message has.
-// The server checks the ID first and answers a duplicate; any other
-// message it refuses for the expectation (see storedBefore).
+// within its duplicate window, storing nothing (see probeMsg).
 func probeID(ctx context.Context, js jetstream.JetStream, subject, id string) (bool, error) {
-	ack, err := js.PublishMsg(ctx, &nats.Msg{Subject: subject}, jetstream.WithMsgID(id), jetstream.WithExpectLastMsgID("none-"+nuid.Next()))
+	ack, err := probeMsg(ctx, js, &nats.Msg{Subject: subject}, id)
+	return ack != nil, err
+}
+
+// probeMsg publishes m with message ID id, expecting a last message ID
+// that no message has, and so stores nothing: the server checks the ID
+// first and answers a duplicate with the first store's acknowledgement,
+// which probeMsg returns; it refuses any other message for the
+// expectation, and probeMsg returns nil. An answer that did not come is
+// an error. It must not be sent to a replicated stream (see keyRefused).
+func probeMsg(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string) (*jetstream.PubAck, error) {
+	ack, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(id), jetstream.WithExpectLastMsgID("none-"+nuid.Next()))
 	switch {
 	case err == nil && ack.Duplicate:
-		return true, nil
+		return ack, nil
 	case err == nil:
 		// Stored after all: no server this package knows does that.
-		return false, fmt.Errorf("jsactor: the probe of message ID %q was stored at %d", id, ack.Sequence)
+		return nil, fmt.Errorf("jsactor: the probe of message ID %q was stored at %d", id, ack.Sequence)
 	case apiCode(err) == errCodeWrongLastMsgID:
-		return false, nil
+		return nil, nil
 	}
-	return false, err
+	return nil, err
 }
 
 // next returns the record of h's task as its next copy starts: the
