@@ -1,7 +1,8 @@
 package actorpool
 
-// The fast path of a take, in the order a take runs it: the parked object,
-// then the idle list, each claimed with a CAS on its slot and checked
+// The fast path of a take, in the order a take runs it: the object parked
+// in its own shard's word, then the idle list, then the other shards'
+// words (park.go), each claimed with a CAS on its slot and checked
 // (unusable, destroy.go) before it is lent. A take that finds none waits:
 // acquireSlow and the whole wait are in wait.go.
 
@@ -33,16 +34,38 @@ func (p *core) acquire(ctx context.Context) (*slot, uint32, error) {
 	return p.acquireSlow(ctx)
 }
 
-// acquireIdle claims an idle object it can hand out, the parked one first,
-// and returns its slot moved to in use with seq, or nil when none is idle.
+// acquireIdle claims an idle object it can hand out, the one parked in
+// the caller's home shard first, then the idle list, then those parked in
+// other shards, and returns its slot moved to in use with seq, or nil when
+// none is idle.
 func (p *core) acquireIdle() (*slot, uint32) {
-	if s, seq := p.acquireParked(); s != nil {
-		if _, bad := p.unusable(s); !bad {
+	h := p.home()
+	if s, seq := p.acquireParkedUsable(h, false); s != nil {
+		return s, seq
+	}
+	if s, seq := p.acquireListed(); s != nil {
+		return s, seq
+	}
+	for i := uint32(1); i <= p.parkMask; i++ {
+		if s, seq := p.acquireParkedUsable((h+i)&p.parkMask, true); s != nil {
 			return s, seq
 		}
-		p.retireUnusable(s, seq)
 	}
-	return p.acquireListed()
+	return nil, 0
+}
+
+// acquireParkedUsable claims the object parked in shard h if it can hand
+// it out, retiring it if not; see acquireParked for clear.
+func (p *core) acquireParkedUsable(h uint32, clear bool) (*slot, uint32) {
+	s, seq := p.acquireParked(h, clear)
+	if s == nil {
+		return nil, 0
+	}
+	if _, bad := p.unusable(s); bad {
+		p.retireUnusable(s, seq)
+		return nil, 0
+	}
+	return s, seq
 }
 
 // acquireListed claims the first idle object of the idle list that it can

@@ -8,7 +8,7 @@ import (
 )
 
 // core is the part of a pool that does not depend on the object type: the
-// slots' states, the idle list, the parked word, the wait queue, the
+// slots' states, the idle list, the parked words, the wait queue, the
 // counters, the keeper's inbox. Keeping the hot path of taking and giving
 // back in methods without a type parameter lets the compiler inline it;
 // Pool[T] adds the objects and the factory around it.
@@ -28,10 +28,18 @@ type core struct {
 	starving atomic.Bool // HandoffAfter > 0 and a waiter has waited past it: hand objects straight to waiters
 	withUsed atomic.Bool // With has run: from then on Acquire looks for a lease in its context
 
-	_      [64]byte
-	parked atomic.Uint64 // the last object given back; see park.go
-	stack  idleStack
-	queue  idleQueue
+	_         [64]byte
+	parked    []parkedWord // per shard, the object given back there last; see park.go
+	parkMask  uint32       // len(parked)-1
+	parkShift uint8        // 64 - log2(len(parked)), for home
+
+	// The shards above are read on every take and give-back and never
+	// written after init; the idle list's head below is written by every
+	// push and pop. Apart, a push does not take the shards' line from the
+	// other cores.
+	_     [64]byte
+	stack idleStack
+	queue idleQueue
 
 	_         [64]byte
 	waiting   atomic.Int32 // nwait, readable without the lock
@@ -73,6 +81,7 @@ func (p *core) init(cfg Config) {
 		p.slots[i].idx = int32(i)
 	}
 	p.stack.slots = p.slots
+	p.initParked()
 	if cfg.FIFO {
 		p.queue.init(cfg.MaxObjects)
 	}

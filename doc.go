@@ -76,8 +76,8 @@
 //   - Release, or give back: return an object to the pool through
 //     Lease.Release. Until then the object is lent out, or in use, and its
 //     lease's caller is its holder.
-//   - Idle: ready to be taken. The parked object is the idle object given
-//     back last, kept aside for the next take.
+//   - Idle: ready to be taken. A parked object is an idle object just
+//     given back, kept aside in its giver's shard for the next take there.
 //   - Retire: take an object out of service for good; a retired object is
 //     then destroyed. A holder retires the object it gives back if it must
 //     not be kept (doomed, failing Validate, the pool closing), a taker one

@@ -178,7 +178,7 @@ func current(t *ticket, seq uint32) (*slot, bool) {
 	// Parked first, state second: a parked object is claimed (its state
 	// changed) before the parked word is replaced, so if it is not parked
 	// now, a claim has already shown in its state.
-	if s.c.parked.Load() == packParked(s.idx, seq) {
+	if s.parkedIn.Load().Load() == packParked(s.idx, seq) {
 		return s, false
 	}
 	st := s.load()

@@ -1,11 +1,14 @@
 package actorpool
 
 import (
+	"context"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestParkedWordPacking(t *testing.T) {
@@ -22,21 +25,22 @@ func TestParkedWordPacking(t *testing.T) {
 	}
 }
 
-// A parked object taken by a taker leaves the word as it was, naming a
-// seq that has moved on. Nothing may claim the slot through that stale
-// word, whatever becomes of the slot, and the next park replaces it
-// without listing the slot, which is someone else's.
+// A taker that takes the object parked in its own home word leaves the
+// word as it was, naming a seq that has moved on. Nothing may claim the
+// slot through that stale word, whatever becomes of the slot, and the next
+// park replaces it without listing the slot, which is someone else's.
 func TestStaleParkedWord(t *testing.T) {
 	b := newBare(false)
 	s, seq := b.lent(t)
 	b.p.release(s, seq) // parked
-	stale := b.p.parked.Load()
+	word := b.p.parkedWord(s)
+	stale := word.Load()
 	got, nseq := b.p.acquireIdle()
 	if got != s || nseq != seq+1 {
 		t.Fatalf("acquireIdle = slot %v seq %d, want the parked slot at seq %d", got, nseq, seq+1)
 	}
-	if b.p.parked.Load() != stale {
-		t.Fatal("a taker changed the parked word")
+	if word.Load() != stale {
+		t.Fatal("a taker changed its home word")
 	}
 	// The old lease sees its object given back, the new one sees it lent.
 	if _, ok := current(s.ticket, seq); ok {
@@ -45,8 +49,10 @@ func TestStaleParkedWord(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		before := s.load()
-		if o, _ := b.p.acquireParked(); o != nil {
-			t.Errorf("%s: a stale parked word claimed slot %d", when, o.idx)
+		for h := range b.p.parked {
+			if o, _ := b.p.acquireParked(uint32(h), false); o != nil {
+				t.Errorf("%s: a stale parked word claimed slot %d", when, o.idx)
+			}
 		}
 		if b.p.unpark(s, seq) {
 			t.Errorf("%s: the keeper unparked slot %d through a stale word", when, s.idx)
@@ -80,7 +86,7 @@ func TestStaleParkedWord(t *testing.T) {
 	// The next park replaces the stale word and leaves the slot alone.
 	o, oseq := b.lent(t)
 	b.p.release(o, oseq)
-	if b.p.parked.Load() != packParked(o.idx, oseq) {
+	if b.p.parkedWord(o).Load() != packParked(o.idx, oseq) {
 		t.Error("park did not replace the stale word")
 	}
 	if st := s.load(); st.kind() != kindInUse || st.listed() {
@@ -145,4 +151,228 @@ func TestParkedWordConcurrent(t *testing.T) {
 	if c := b.p.census(); c.idle != objects || c.inUse != 0 {
 		t.Errorf("after the run %d objects idle and %d in use, want %d idle", c.idle, c.inUse, objects)
 	}
+}
+
+// onOtherShard runs f on a goroutine whose home shard is not mine, and
+// reports that shard. Its candidates live at once, since a goroutine
+// started after another has ended may run on that one's stack. A home is
+// where a goroutine's stack is, which moves when the stack grows or the
+// garbage collector shrinks it: each candidate grows its stack before it
+// reads its home, so that f does not grow it (under the race detector it
+// did, in about one run in a hundred), and no collection runs meanwhile.
+func onOtherShard(t *testing.T, p *core, mine uint32, f func()) uint32 {
+	t.Helper()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	const n = 64
+	homes := make([]uint32, n)
+	var ready sync.WaitGroup
+	var done sync.WaitGroup
+	start := make(chan struct{})
+	chosen := -1
+	for i := range n {
+		ready.Add(1)
+		done.Go(func() {
+			growStack(32)
+			homes[i] = p.home()
+			ready.Done()
+			<-start
+			if i == chosen {
+				f()
+				if h := p.home(); h != homes[i] {
+					t.Errorf("the goroutine's home moved from shard %d to %d", homes[i], h)
+				}
+			}
+		})
+	}
+	ready.Wait()
+	for i, h := range homes {
+		if h != mine {
+			chosen = i
+			break
+		}
+	}
+	close(start)
+	done.Wait()
+	if chosen < 0 {
+		t.Fatalf("all %d goroutines had the test's home shard, %d", n, mine)
+	}
+	return homes[chosen]
+}
+
+// growStack uses some n KiB of stack, so that the calling goroutine's
+// stack is at least that large when it returns.
+//
+//go:noinline
+func growStack(n int) byte {
+	var buf [1024]byte
+	buf[n%len(buf)] = byte(n)
+	if n > 0 {
+		return growStack(n-1) + buf[(n+1)%len(buf)]
+	}
+	return buf[0]
+}
+
+// Each goroutine parks in, and takes first from, its own shard's word: a
+// goroutine that gives an object back takes that object again, although
+// another goroutine has given one back since. With one word for the pool
+// it would take the other's, and on many cores every take would move
+// both objects' cache lines between processors.
+func TestParkedPerShard(t *testing.T) {
+	b := newBare(false)
+	if len(b.p.parked) < 2 {
+		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
+	}
+	a, aseq := b.lent(t)
+	o, oseq := b.lent(t)
+	b.p.release(a, aseq)
+	mine := b.p.home()
+	if a.parkedIn.Load() != &b.p.parked[mine].Uint64 {
+		t.Fatalf("parked outside the home shard %d", mine)
+	}
+	var theirs *slot
+	other := onOtherShard(t, &b.p.core, mine, func() {
+		b.p.release(o, oseq)
+		theirs, _ = b.p.acquireIdle()
+		b.p.release(theirs, oseq+1)
+	})
+	if theirs != o {
+		t.Errorf("the other goroutine took slot %v, want its own %d", theirs, o.idx)
+	}
+	if o.parkedIn.Load() != &b.p.parked[other].Uint64 {
+		t.Errorf("the other goroutine parked outside its home shard %d", other)
+	}
+	if got, _ := b.p.acquireIdle(); got != a {
+		t.Errorf("took slot %v, want %d, the one this goroutine parked", got, a.idx)
+	}
+}
+
+// A taker whose own word is empty, with the idle list empty too, takes an
+// object parked in another shard's word, and clears that word; a word it
+// finds stale there it clears too, so that the next look passes over it
+// without reading the slot.
+func TestTakeParkedInOtherShard(t *testing.T) {
+	b := newBare(false)
+	if len(b.p.parked) < 2 {
+		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
+	}
+	o, seq := b.lent(t)
+	onOtherShard(t, &b.p.core, b.p.home(), func() { b.p.release(o, seq) })
+	word := b.p.parkedWord(o)
+	got, seq := b.p.acquireIdle()
+	if got != o {
+		t.Fatalf("took slot %v, want %d, parked in another shard", got, o.idx)
+	}
+	if w := word.Load(); w != 0 {
+		t.Errorf("the other shard's word is %#x after the take, want it cleared", w)
+	}
+
+	// Parked there again, and taken by that shard's own goroutine, which
+	// leaves its word stale.
+	onOtherShard(t, &b.p.core, b.p.home(), func() { b.p.release(o, seq) })
+	word = b.p.parkedWord(o)
+	stale := word.Load()
+	got, seq = b.p.acquireParked(shardOf(b.p, o), false)
+	if got != o || word.Load() != stale {
+		t.Fatalf("a claim through the home word got %v and left the word at %#x, want slot %d and %#x", got, word.Load(), o.idx, stale)
+	}
+	if got, _ := b.p.acquireIdle(); got != nil {
+		t.Errorf("took slot %d from a pool with nothing idle", got.idx)
+	}
+	if w := word.Load(); w != 0 {
+		t.Errorf("the stale word is %#x after a look through the shards, want it cleared", w)
+	}
+	b.p.release(o, seq)
+}
+
+// An object parked in another shard's word while a waiter sleeps, as when
+// its giver looked for waiters just before the waiter queued, is handed
+// to the waiter by the next look at the idle objects (serveIdle): no
+// object sits idle while a taker waits, whichever word it is in.
+func TestWaiterServedFromOtherShard(t *testing.T) {
+	b := newBare(false)
+	if len(b.p.parked) < 2 {
+		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
+	}
+	o, oseq := b.lent(t)
+	w := b.waiter()
+	onOtherShard(t, &b.p.core, b.p.home(), func() { b.p.park(o, oseq) })
+	b.p.serveIdle()
+	select {
+	case h := <-w.ch:
+		if h.idx != o.idx {
+			t.Errorf("the waiter got %+v, want slot %d", h, o.idx)
+		}
+	default:
+		t.Errorf("the waiter was not served the object parked in another shard")
+	}
+}
+
+// Objects parked in many shards' words at once are all idle to Stats,
+// and Close destroys each exactly once: whatever looks at the idle
+// objects through their slots (the census, the keeper's sweeps, Close)
+// finds a parked object in whichever word it is.
+func TestParkedInManyShards(t *testing.T) {
+	checkGoroutinesOnce(t)
+	const n = 16
+	f := &factory{}
+	p, err := New[*conn](f, Config{MaxObjects: n, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.parked) < 2 {
+		t.Skip("one parked word: GOMAXPROCS is 1")
+	}
+	leases := make([]Lease[*conn], n)
+	for i := range leases {
+		leases[i] = acquire(t, p)
+	}
+	// Each lease given back by a goroutine of its own, all alive at once,
+	// so that their stacks, and mostly their home shards, differ.
+	var given, done sync.WaitGroup
+	hold := make(chan struct{})
+	for _, l := range leases {
+		given.Add(1)
+		done.Go(func() {
+			release(t, l)
+			given.Done()
+			<-hold
+		})
+	}
+	given.Wait()
+	words := map[*atomic.Uint64]bool{}
+	for i := range p.slots {
+		s := &p.slots[i]
+		w := s.parkedIn.Load()
+		if st := s.load(); st.kind() == kindInUse && w.Load() == packParked(s.idx, st.seq()) {
+			words[w] = true
+		}
+	}
+	close(hold)
+	done.Wait()
+	if len(words) < 2 {
+		// Not what the test is for, but no reason to leave the pool open.
+		t.Logf("the %d objects were parked in %d word(s) only", n, len(words))
+	}
+	if st := p.Stats(); st.Idle != n || st.InUse != 0 {
+		t.Errorf("Stats: %d idle and %d in use, with objects parked in %d words and the rest listed; want %d idle", st.Idle, st.InUse, len(words), n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	f.checkAllDestroyed(t)
+	if c, d := f.creates.Load(), f.destroys.Load(); c != n || d != n {
+		t.Errorf("%d objects created and %d destroyed, want %d of each", c, d, n)
+	}
+}
+
+// shardOf returns the shard whose word s was last parked in.
+func shardOf(p *Pool[*int], s *slot) uint32 {
+	for h := range p.parked {
+		if s.parkedIn.Load() == &p.parked[h].Uint64 {
+			return uint32(h)
+		}
+	}
+	panic("a slot parked in no word of its pool")
 }

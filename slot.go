@@ -21,8 +21,9 @@ import (
 // (slotmoves.go). Every move is a CAS on the whole word, so a taker clearing
 // the listed bit and any of the moves there never lose each other's change.
 type slot struct {
-	state atomic.Uint64
-	next  atomic.Uint32 // the idle stack's link: index+1 of the slot below, 0 for none
+	state    atomic.Uint64
+	next     atomic.Uint32                 // the idle stack's link: index+1 of the slot below, 0 for none
+	parkedIn atomic.Pointer[atomic.Uint64] // the parked word the object was last parked in; see park.go
 
 	// Written by the keeper while the slot is free or reserved, and read by
 	// holders after the hand-out that publishes them. The object itself is

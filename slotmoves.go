@@ -34,7 +34,7 @@ var slotMoves = []slotMove{
 	{from: kindIdle, to: kindInUse, lent: true, fn: "settle",
 		who: "a taker, claiming an index it popped from the idle list"},
 	{from: kindInUse, to: kindInUse, lent: true, fn: "acquireParked",
-		who: "a taker, claiming the parked object"},
+		who: "a taker, claiming an object parked in a shard's word"},
 	{from: kindFree, to: kindFree, fn: "settle",
 		who: "a taker, clearing the listed bit of a stale idle-list entry"},
 	{from: kindInUse, to: kindInUse, fn: "settle",

@@ -196,14 +196,13 @@ type census struct{ idle, inUse, reserved, leaving int }
 
 func (p *core) census() census {
 	var c census
-	pidx, pseq := unpackParked(p.parked.Load())
 	for i := range p.slots {
 		st := p.slots[i].load()
 		switch st.kind() {
 		case kindIdle:
 			c.idle++
 		case kindInUse:
-			if int32(i) == pidx && st.seq() == pseq {
+			if p.isParked(int32(i), st.seq()) {
 				c.idle++
 			} else {
 				c.inUse++

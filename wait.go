@@ -99,9 +99,9 @@ func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
 	}
 	w.since = p.since()
 	p.enqueueLocked(w)
-	// An object may have gone idle between acquireIdle and enqueueLocked.
-	p.serveIdleLocked()
 	p.mu.Unlock()
+	// An object may have gone idle between acquireIdle and enqueueLocked.
+	p.serveIdle()
 
 	if int(p.total.Load()) < p.cfg.MaxObjects && p.demand.CompareAndSwap(false, true) {
 		p.post(message{kind: msgDemand})
@@ -271,10 +271,27 @@ func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (w *waiter, ok bo
 // It closes the race in which a waiter queued just after a holder, seeing
 // no waiter, made its object idle: the holder and the new waiter both look
 // after their own step, so one of them sees the other's.
+//
+// It claims each object before it takes p.mu, so that looking through
+// the idle objects, a read of every shard's parked word, is not done
+// under the lock that every waiter and every giver to a waiter takes.
 func (p *core) serveIdle() {
-	p.mu.Lock()
-	p.serveIdleLocked()
-	p.mu.Unlock()
+	for p.waiting.Load() > 0 {
+		s, seq := p.acquireIdle()
+		if s == nil {
+			return
+		}
+		p.mu.Lock()
+		w := p.nextWaiterLocked()
+		if w == nil {
+			p.stats.unlent.Add(1)
+			p.relist(s, seq)
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		w.ch <- handoff{idx: s.idx}
+	}
 }
 
 // serveIdleLocked is serveIdle with p.mu held.
