@@ -44,7 +44,9 @@
 #
 # PROCS (default 16) and SCALE=quick (the bench module's quick scale, its
 # 100 workers and 4 producers) let the script be tried on a small
-# machine; ACTORPOOL_POSTGRES, when set and reachable, is used instead of
+# machine; RIVER=once runs River's burn-down in the first run only and
+# leaves it out of the later cells (a call that has River's figures
+# from an earlier one spends its seconds on pgactor); ACTORPOOL_POSTGRES, when set and reachable, is used instead of
 # starting the packed PostgreSQL.
 set -u
 dest=${1:?usage: run16.sh OUT [BUDGET]}; budget=${2:-560}
@@ -95,6 +97,10 @@ if fits 15 "pool profiles"; then
 	poolprof 'size=64/hold=0/goroutines=256' base base-64-0-256
 	poolprof 'size=64/hold=0/goroutines=256' base-warm warm-64-0-256
 	poolprof 'size=8/hold=0/goroutines=4' base base-8-0-4
+	# Part 1's candidate where the default lost most (the no-line cells
+	# on 64 objects); nothing runs when the binary has no f2m.
+	poolprof 'size=64/hold=0/goroutines=16' f2m f2m-64-0-16
+	poolprof 'size=64/hold=0/goroutines=16' base base-64-0-16
 	note "pool profiles done at $(el)s"
 fi
 
@@ -128,6 +134,7 @@ if [ -z "${PGFAILED:-}" ]; then
 		for q in pgactor pgactor-rounds4 pgactor-rounds8 pgactor-rounds16; do
 			queue "burndown/queue=$q\$/workers=$workers\$" 12 "burn-down $q, run $i"
 		done
+		[ "${RIVER:-}" = once ] && [ "$i" != 1 ] && continue
 		queue "burndown/queue=river\$/workers=$workers\$" 25 "burn-down river, run $i"
 	done
 	# The rounds that burned down fastest at the most workers, by the mean.
@@ -139,7 +146,7 @@ if [ -z "${PGFAILED:-}" ]; then
 	# would give 16 of them), the fastest if neither, and River.
 	kinds="pgactor pgactor-rounds4"
 	case $best in pgactor | pgactor-rounds4) ;; *) kinds="$kinds $best" ;; esac
-	kinds="$kinds river"
+	[ "${RIVER:-}" = once ] || kinds="$kinds river"
 	# Where a burn-down's time goes at the most workers, at 2 rounds and at
 	# the best: what the server's backends wait on and the Go process's CPU
 	# profile, and the CPU each used (ticks of 1/100 s).
