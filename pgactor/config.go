@@ -76,17 +76,20 @@ type Config[T any] struct {
 	// of its own and so on a server process of its own; 0 means 2. More
 	// rounds let a server with cores to spare work on more of them at
 	// once: one process burning down a backlog with 2,000 workers on 16
-	// cores took 58k tasks a second with 2 rounds, 87k with 4 and 94k with
-	// 8. They cost elsewhere, so the default stays 2: on the same machine
-	// at 8 rounds, sixteen producers sent a third fewer tasks a second
-	// beside the workers, the tables grew past 50 MB where 2 rounds kept
-	// them under, and four processes sharing the actor took fewer tasks a
-	// second than one (at 2 rounds, 1.8 times as many); where the server
+	// cores took 58-63k tasks a second with 2 rounds, 87-90k with 4 and
+	// 94-101k with 8 (two runs of the benchmark). They cost elsewhere, so
+	// the default stays 2: on the same machine the tables grew past 50 MB
+	// at 8 rounds where 2 kept them under 40, and four processes sharing
+	// the actor took 1.04 times what one did at 4 rounds each and 0.73
+	// times at 8 (at 2 rounds, 1.76-1.84 times): what the rounds share is
+	// the server's backends, so the rounds of every process that works
+	// the actor add up; where the server
 	// and the workers share a few cores, more rounds only split the work
 	// into smaller rounds (on 2 cores at 500 workers, 4 rounds burned down
 	// 15% fewer tasks a second than 2, and 8 rounds 39% fewer). Raise it
-	// for one process on many cores that must work off a backlog fast
-	// (docs/benchmarks.md, "Issue 23 on 16 cores"). The pool needs a
+	// for one process on many cores that must work off a backlog fast,
+	// and count the rounds of all processes together (docs/benchmarks.md,
+	// "Issue 23 on 16 cores" and its call 6). The pool needs a
 	// connection for each round besides those the workers' own statements
 	// and the senders use.
 	Rounds int
