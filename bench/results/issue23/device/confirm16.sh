@@ -10,7 +10,8 @@
 #   bash bench/results/issue23/device/confirm16.sh "$OUT" [PASSES]   # default 6
 #
 # In results.tgz: machine.txt; contended16.txt (PASSES passes at
-# GOMAXPROCS 16); contended2.txt (4 passes pinned to 2 of its cores);
+# GOMAXPROCS 16); contended2.txt (PINNED passes, default 4, pinned to 2
+# of its cores);
 # uncontended16.txt (10 counts). Compare with
 #
 #   benchstat -filter '.unit:(ops/s OR p99.9-sec)' -col '/pool@(actorpool smartconnpool chan)' contended16.txt
@@ -38,7 +39,7 @@ done
 GOMAXPROCS=16 "$B" -test.run '^$' -test.bench '^BenchmarkUncontended(Direct)?$/pool=(actorpool|smartconnpool|chan)$' \
 	-test.benchtime 200ms -test.count 10 > "$out/uncontended16.txt" 2>&1
 note "uncontended done at $(( $(date +%s) - start ))s"
-for i in 1 2 3 4; do
+for i in $(seq 1 "${PINNED:-4}"); do
 	GOMAXPROCS=2 taskset -c 0,1 "$B" -test.run '^$' -test.bench "$cells" -test.benchtime 60ms >> "$out/contended2.txt" 2>&1
 	note "pass $i pinned to 2 cores done at $(( $(date +%s) - start ))s"
 done
