@@ -226,13 +226,14 @@ func TestSlowProbeLeaseLost(t *testing.T) {
 	var probes atomic.Int32 // the second delivery's
 	a.faults.Store(&faults{
 		renew: func(_ uint64, delivered int) bool { return delivered > 2 },
-		probe: func(_ uint64, delivered int) {
+		probe: func(_ uint64, delivered int) error {
 			if delivered == 2 && probes.Add(1) == 2 { // before its result is recorded
 				select {
 				case <-third:
 				case <-ctx.Done():
 				}
 			}
+			return nil
 		},
 	})
 	id, err := a.Send(ctx, "x")
@@ -297,13 +298,14 @@ func TestSlowProbeBeforeRun(t *testing.T) {
 	var probes atomic.Int32 // the second delivery's
 	a.faults.Store(&faults{
 		renew: func(_ uint64, delivered int) bool { return delivered > 2 },
-		probe: func(_ uint64, delivered int) {
+		probe: func(_ uint64, delivered int) error {
 			if delivered == 2 && probes.Add(1) == 1 { // before it runs
 				select {
 				case <-third:
 				case <-ctx.Done():
 				}
 			}
+			return nil
 		},
 	})
 	id, err := a.Send(ctx, "x")
@@ -318,5 +320,51 @@ func TestSlowProbeBeforeRun(t *testing.T) {
 	}
 	if s.Accepted != 1 || s.Completed != 1 || s.Lost != 2 || s.DeadLettered != 0 {
 		t.Errorf("stats = %+v, want 1 accepted and completed, 2 lost, none dead-lettered", s)
+	}
+}
+
+// A redelivered task whose question to the server about earlier
+// deliveries goes unanswered is left to be delivered again, as a lost
+// run, and the delivery after it charges both the delivery before it and
+// itself as lost. Stats.Lost must count both, as TaskInfo.Lost and a dead
+// letter's Lost do: here the first delivery is lost, the second's probe
+// fails, and the third runs.
+func TestUnansweredProbeCountsLost(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "probefails", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		if seen.count() == 1 { // lost: its renewals are dropped
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}, Config[string]{Workers: 3, MaxAttempts: 3, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.faults.Store(&faults{
+		renew: func(_ uint64, delivered int) bool { return delivered > 1 },
+		probe: func(_ uint64, delivered int) error {
+			if delivered == 2 {
+				return errors.New("test: the server is out of reach")
+			}
+			return nil
+		},
+	})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	r := seen.list()
+	if len(r) != 2 || r[1].ID != id || r[1].Attempt != 3 {
+		t.Errorf("runs = %+v, want attempts 1 and 3 of task %d: the second delivery could not ask and was left", r, id)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Lost != 2 || s.DeadLettered != 0 {
+		t.Errorf("stats = %+v, want 1 accepted and completed, 2 lost (the first delivery and the second, left), none dead-lettered", s)
 	}
 }

@@ -35,8 +35,9 @@ type faults struct {
 	renew func(id uint64, delivered int) bool
 	// probe runs before a redelivered task asks the server whether an
 	// earlier delivery settled it (superseded): a test blocks in it to
-	// make those round trips slow.
-	probe func(id uint64, delivered int)
+	// make those round trips slow; an error stands for a question the
+	// server did not answer, and none is asked.
+	probe func(id uint64, delivered int) error
 }
 
 // renews runs the test's renew fault, if any.
@@ -55,10 +56,11 @@ func (a *Actor[T]) beforeStore(id uint64) {
 }
 
 // probing runs the test's probe fault, if any.
-func (a *Actor[T]) probing(h *held) {
+func (a *Actor[T]) probing(h *held) error {
 	if f := a.faults.Load(); f != nil && f.probe != nil {
-		f.probe(h.rec.id, h.delivered)
+		return f.probe(h.rec.id, h.delivered)
 	}
+	return nil
 }
 
 // afterStore runs the test's afterStore fault, if any.
@@ -89,10 +91,11 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 			"task_id", h.rec.id, "attempt", h.attempt, "handler_error", err)
 		return
 	}
-	if a.superseded(h) {
+	if a.superseded(h) != earlierNone {
 		// An earlier delivery's copy or dead letter was stored while this
 		// run ran: the task lives on there, and this run's result would
-		// end it a second time.
+		// end it a second time. Or the server could not say: the result
+		// is dropped and the task runs again.
 		return
 	}
 	if h.delivered > 1 && !a.leaseHeld(h) {
@@ -191,15 +194,25 @@ func (a *Actor[T]) ackStored(ctx context.Context, h *held, what string) {
 	}
 }
 
-// superseded reports whether h's task is settled already or cannot be
-// settled now, and h needs nothing more from this worker. Only a
-// redelivered message can be: an earlier delivery may have stored the
-// task's next copy or its dead letter, and then lost the acknowledgement
-// of the original, or held it back because its lease ran out. Such a
-// message is acknowledged, not run or settled again: its task lives on
-// as its copy, or has ended. A message whose earlier deliveries cannot be
-// known, the server being out of reach, is left to be delivered again,
-// as a lost run.
+// An earlier is what superseded learned of a redelivered task's earlier
+// deliveries.
+type earlier int
+
+const (
+	earlierNone    earlier = iota // none settled the task: this delivery runs or settles it
+	earlierSettled                // one stored the task's next copy or its dead letter
+	earlierUnknown                // the server did not say: the delivery is left, as a lost run
+)
+
+// superseded reports whether h's task is settled already (earlierSettled)
+// or cannot be settled now (earlierUnknown), and h needs nothing more
+// from this worker. Only a redelivered message can be: an earlier
+// delivery may have stored the task's next copy or its dead letter, and
+// then lost the acknowledgement of the original, or held it back because
+// its lease ran out. Such a message is acknowledged, not run or settled
+// again: its task lives on as its copy, or has ended. A message whose
+// earlier deliveries cannot be known, the server being out of reach, is
+// left to be delivered again, as a lost run.
 //
 // What was stored is known from the server's duplicate window: a copy or
 // dead letter stored more than the stream's duplicate window
@@ -215,16 +228,19 @@ func (a *Actor[T]) ackStored(ctx context.Context, h *held, what string) {
 // replicate a stream the actor made with one
 // (TestClusterReplicasAddedLater) — and there a redelivered original runs
 // again, as it did before: its task may end twice.
-func (a *Actor[T]) superseded(h *held) bool {
+func (a *Actor[T]) superseded(h *held) earlier {
 	if h.delivered <= 1 {
-		return false
+		return earlierNone
 	}
-	a.probing(h)
+	err := a.probing(h)
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
-	single, err := a.singleServer(ctx, a.l.workStream(), a.l.deadStream())
+	single := false
+	if err == nil {
+		single, err = a.singleServer(ctx, a.l.workStream(), a.l.deadStream())
+	}
 	if err == nil && !single {
-		return false
+		return earlierNone
 	}
 	copied, dead := false, false
 	if err == nil {
@@ -238,16 +254,16 @@ func (a *Actor[T]) superseded(h *held) bool {
 	if err != nil {
 		a.log.Warn("could not learn whether an earlier delivery of the task settled it: it is left to be delivered again",
 			"task_id", h.rec.id, "error", err)
-		return true
+		return earlierUnknown
 	}
 	if !copied && !dead {
-		return false
+		return earlierNone
 	}
 	if err := h.msg.DoubleAck(ctx); err != nil {
 		a.log.Warn("acknowledgement of a task settled by an earlier delivery not confirmed: its next delivery tries again",
 			"task_id", h.rec.id, "error", err)
 	}
-	return true
+	return earlierSettled
 }
 
 // singleServer reports whether each of the named streams has one replica,
@@ -344,7 +360,7 @@ func (a *Actor[T]) giveBack(h *held) {
 	if !a.leaseHeld(h) {
 		return // the task is another worker's by now
 	}
-	if a.superseded(h) {
+	if a.superseded(h) != earlierNone {
 		return
 	}
 	a.gaveBack.Add(1)

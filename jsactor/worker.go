@@ -54,10 +54,21 @@ func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
 // runTask runs one delivery of a task, unless it is lost too often, out of
 // attempts or undecodable, and settles it.
 func (a *Actor[T]) runTask(name string, h *held) {
-	if a.superseded(h) {
+	switch a.superseded(h) {
+	case earlierSettled:
 		// An earlier delivery stored the task's next copy or its dead
 		// letter, and its acknowledgement of this message was lost: this
 		// delivery is not a run, lost or otherwise.
+		if h.claim(heldSettled) {
+			a.release(h)
+		}
+		return
+	case earlierUnknown:
+		// Left to be delivered again: the next delivery charges this one
+		// and the one before it as lost (lost below), and counts this
+		// one; the one before is counted here, as it would have been had
+		// this delivery run (TestUnansweredProbeCountsLost).
+		a.counts.add(countLost, 1)
 		if h.claim(heldSettled) {
 			a.release(h)
 		}
