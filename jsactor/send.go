@@ -89,12 +89,6 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 	if o.priority {
 		return nil, fmt.Errorf("jsactor: send to %q: %w", a.name, ErrPriority)
 	}
-	if ctx.Err() != nil {
-		// A batch is published before its acknowledgements are awaited:
-		// with a context already ended it would be stored, and reported
-		// as not stored.
-		return make([]uint64, len(payloads)), fmt.Errorf("jsactor: send to %q: nothing stored: %w", a.name, context.Cause(ctx))
-	}
 	if o.key != "" && len(payloads) > 1 {
 		return nil, fmt.Errorf("jsactor: send to %q: UniqueKey with a batch of %d tasks: a key names one task", a.name, len(payloads))
 	}
@@ -107,6 +101,14 @@ func (a *Actor[T]) send(ctx context.Context, payloads []T, opts []SendOption, ba
 
 // publishTasks stores a task for each payload, as o describes them.
 func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOptions, batch bool) ([]uint64, error) {
+	if ctx.Err() != nil {
+		// A batch is published before its acknowledgements are awaited:
+		// with a context already ended it would be stored, and reported
+		// as not stored. Checked here, inside a Tracer's send, so that
+		// the send's trace ends with the error as any other failed send's
+		// does.
+		return make([]uint64, len(payloads)), fmt.Errorf("jsactor: send to %q: nothing stored: %w", a.name, context.Cause(ctx))
+	}
 	msgs := make([]*nats.Msg, len(payloads))
 	ids := make([]string, len(payloads))
 	now := time.Now()

@@ -205,6 +205,24 @@ func TestTraceSend(t *testing.T) {
 			t.Errorf("the tracer saw %+v, want the send to end with the *DuplicateError and no ids", sends)
 		}
 	})
+
+	t.Run("a send on an ended context ends with its error", func(t *testing.T) {
+		ended, cancel := context.WithCancel(ctx)
+		cancel()
+		for _, send := range []func() error{
+			func() error { _, err := traced.Send(ended, 1); return err },
+			func() error { _, err := traced.SendBatch(ended, []int{1, 2}); return err },
+		} {
+			before := len(tr.Sends())
+			if err := send(); !errors.Is(err, context.Canceled) {
+				t.Fatalf("send: %v, want context.Canceled", err)
+			}
+			sends := tr.Sends()[before:]
+			if len(sends) != 1 || !errors.Is(sends[0].Err, context.Canceled) || sends[0].IDs != nil {
+				t.Errorf("the tracer saw %+v, want the send to end with context.Canceled and no ids", sends)
+			}
+		}
+	})
 }
 
 // TestTraceAttempts runs tasks to each end an attempt can have, on an
