@@ -175,14 +175,26 @@ func (p *core) record(s *slot) {
 // nil.
 func current(t *ticket, seq uint32) (*slot, bool) {
 	s := t.s
-	// Parked first, state second: a parked object is claimed (its state
-	// changed) before the parked word is replaced, so if it is not parked
-	// now, a claim has already shown in its state.
-	if s.parkedIn.Load().Load() == packParked(s.idx, seq) {
-		return s, false
+	// A lease is in force while its slot is in use with its seq and not
+	// parked: given back and parked, the slot keeps the seq until a taker
+	// claims it. So the state first, then the word of the shard it names,
+	// then the state again: a parked object is claimed (its state changed)
+	// before its word is replaced, and a give-back moves the shard before
+	// it parks, so a state unchanged across the word's read means that the
+	// word read was the one to read. A state that changed meanwhile is
+	// looked at again.
+	for {
+		st := s.load()
+		if st.kind() != kindInUse || st.seq() != seq {
+			return s, false
+		}
+		if s.c.wordOf(st).Load() == packParked(s.idx, seq) {
+			return s, false
+		}
+		if s.load() == st {
+			return s, true
+		}
 	}
-	st := s.load()
-	return s, st.kind() == kindInUse && st.seq() == seq
 }
 
 // releaseLease gives back the object of a lease in force, returning the ticket

@@ -22,8 +22,9 @@ import (
 // writes. With one word for the whole pool, every take and give-back on
 // 16 cores moved that word's cache line, and the slot's, from one
 // processor to another (docs/benchmarks.md, "Issue 23"). A slot records
-// the word it was last parked in (slot.parkedIn), so that whether a
-// lease's object is parked is still one word to read.
+// the shard it was last parked in, in its state word (slot.go), so that
+// whether a lease's object is parked is still one word to read, and only
+// its holder moves it (moveShard).
 //
 // Whoever takes a parked object (a taker, a giver-back making room, the
 // keeper) claims its slot with a CAS from in use under the parked seq. A
@@ -73,9 +74,6 @@ func (p *core) initParked() {
 	p.parked = make([]parkedWord, n)
 	p.parkMask = uint32(n - 1)
 	p.parkShift = uint8(64 - bits.TrailingZeros(uint(n)))
-	for i := range p.slots {
-		p.slots[i].parkedIn.Store(&p.parked[0].Uint64)
-	}
 }
 
 // home returns the calling goroutine's shard: a hash of the 8 KiB block
@@ -102,19 +100,25 @@ func (p *core) isParked(idx int32, seq uint32) bool {
 
 // parkedWord returns the word slot s was last parked in, or the first
 // word if it was never parked.
-func (p *core) parkedWord(s *slot) *atomic.Uint64 { return s.parkedIn.Load() }
+func (p *core) parkedWord(s *slot) *atomic.Uint64 { return p.wordOf(s.load()) }
+
+// wordOf returns the word of the shard in st.
+func (p *core) wordOf(st state) *atomic.Uint64 { return &p.parked[st.shard()&p.parkMask].Uint64 }
 
 // park parks a slot that the caller holds in use with seq in the caller's
 // home word, moving the object parked there before it, if it is still
-// parked, to the idle list.
-func (p *core) park(s *slot, seq uint32) {
-	mine := packParked(s.idx, seq)
-	word := &p.parked[p.home()].Uint64
-	if s.parkedIn.Load() != word {
-		// A store only when the shard changes: an atomic store is a
-		// locked instruction, which the uncontended cycle would notice.
-		s.parkedIn.Store(word)
+// parked, to the idle list. It reports false, and parks nothing, if the
+// slot is not in use with seq: a second give-back of a lease, racing the
+// first, that found the lease in force before the first parked it.
+func (p *core) park(s *slot, seq uint32) bool {
+	h := p.home()
+	// moveShard's first look, written out: the uncontended cycle, one
+	// goroutine in one shard, makes no call here.
+	if st := s.load(); st.kind() != kindInUse || st.seq() != seq || st.shard() != h && !p.moveShard(s, seq, h) {
+		return false
 	}
+	mine := packParked(s.idx, seq)
+	word := &p.parked[h].Uint64
 	for {
 		v := word.Load()
 		if v != 0 {
@@ -128,7 +132,38 @@ func (p *core) park(s *slot, seq uint32) {
 			}
 		}
 		if word.CompareAndSwap(v, mine) {
-			return
+			return true
+		}
+	}
+}
+
+// moveShard records shard h in the state of slot s, which the caller
+// holds in use with seq, unless it is there already, and reports false if
+// the slot is not in use with seq. The shard lives in the state word, and
+// changes by a CAS that compares the seq, so that a stale give-back can
+// never point a slot away from the word its object is parked in (which
+// Close, the keeper and Stats find it through). A CAS only when the
+// shard changes: the uncontended cycle, one goroutine in one shard, pays
+// a load. The word of the shard it leaves is cleared if it still names
+// the slot: the caller holds the object, so it is stale there, and left
+// alone it could outlive the slot's seq coming round again.
+func (p *core) moveShard(s *slot, seq uint32, h uint32) bool {
+	for {
+		st := s.load()
+		if st.kind() != kindInUse || st.seq() != seq {
+			return false
+		}
+		if st.shard() == h {
+			return true
+		}
+		if s.cas(st, st.withShard(h)) {
+			old := p.wordOf(st)
+			if v := old.Load(); v != 0 {
+				if idx, _ := unpackParked(v); idx == s.idx {
+					old.CompareAndSwap(v, 0)
+				}
+			}
+			return true
 		}
 	}
 }

@@ -226,7 +226,7 @@ func TestParkedPerShard(t *testing.T) {
 	o, oseq := b.lent(t)
 	b.p.release(a, aseq)
 	mine := b.p.home()
-	if a.parkedIn.Load() != &b.p.parked[mine].Uint64 {
+	if b.p.parkedWord(a) != &b.p.parked[mine].Uint64 {
 		t.Fatalf("parked outside the home shard %d", mine)
 	}
 	var theirs *slot
@@ -238,7 +238,7 @@ func TestParkedPerShard(t *testing.T) {
 	if theirs != o {
 		t.Errorf("the other goroutine took slot %v, want its own %d", theirs, o.idx)
 	}
-	if o.parkedIn.Load() != &b.p.parked[other].Uint64 {
+	if b.p.parkedWord(o) != &b.p.parked[other].Uint64 {
 		t.Errorf("the other goroutine parked outside its home shard %d", other)
 	}
 	if got, _ := b.p.acquireIdle(); got != a {
@@ -342,7 +342,7 @@ func TestParkedInManyShards(t *testing.T) {
 	words := map[*atomic.Uint64]bool{}
 	for i := range p.slots {
 		s := &p.slots[i]
-		w := s.parkedIn.Load()
+		w := p.parkedWord(s)
 		if st := s.load(); st.kind() == kindInUse && w.Load() == packParked(s.idx, st.seq()) {
 			words[w] = true
 		}
@@ -369,10 +369,86 @@ func TestParkedInManyShards(t *testing.T) {
 
 // shardOf returns the shard whose word s was last parked in.
 func shardOf(p *Pool[*int], s *slot) uint32 {
-	for h := range p.parked {
-		if s.parkedIn.Load() == &p.parked[h].Uint64 {
-			return uint32(h)
-		}
+	return s.load().shard()
+}
+
+// A second give-back of a lease, racing the first, may find the lease in
+// force before the first parks the object, and reach park after the
+// object was taken again and given back under the next seq. It must park
+// nothing and report false: if it moved the slot's shard to its own,
+// the object parked under the next seq would be lost to everything that
+// finds it through its shard — Close, the keeper, Stats — and that
+// lease would read as in force again.
+func TestStaleGiveBackKeepsShard(t *testing.T) {
+	b := newBare(false)
+	if len(b.p.parked) < 2 {
+		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
 	}
-	panic("a slot parked in no word of its pool")
+	s, n := b.lent(t)
+	if _, ok := current(s.ticket, n); !ok { // the second give-back's check
+		t.Fatal("the lease is not in force")
+	}
+	b.p.release(s, n)
+	got, n1 := b.p.acquireIdle()
+	if got != s {
+		t.Fatalf("took slot %v, want %d", got, s.idx)
+	}
+	b.p.release(s, n1)
+	var stale bool
+	onOtherShard(t, &b.p.core, b.p.home(), func() { stale = b.p.release(s, n) })
+	if stale {
+		t.Errorf("a give-back of seq %d, with the slot at %d, was taken", n, n1)
+	}
+	if !b.p.isParked(s.idx, n1) {
+		t.Errorf("the object parked under seq %d is no longer seen as parked", n1)
+	}
+	if _, ok := current(s.ticket, n1); ok {
+		t.Errorf("lease %d, given back, is in force again", n1)
+	}
+	if c := b.p.census(); c.idle != 1 || c.inUse != 0 {
+		t.Errorf("census: %d idle, %d in use; want 1 idle", c.idle, c.inUse)
+	}
+	if !b.p.reserveIdle(s, s.load()) {
+		t.Errorf("the keeper cannot reserve the parked object")
+	}
+}
+
+// A taker that takes the object parked in its own home word leaves the
+// word stale. When the object is next parked in another shard, the word
+// it leaves must be cleared: left naming the slot, it would outlive the
+// slot's seq coming round again (2^32 hand-outs), and a taker looking
+// through the shards would then claim the object from its holder.
+func TestLeftShardWordCleared(t *testing.T) {
+	b := newBare(false)
+	if len(b.p.parked) < 2 {
+		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
+	}
+	s, n := b.lent(t)
+	var n1 uint32
+	c := onOtherShard(t, &b.p.core, b.p.home(), func() {
+		b.p.release(s, n)
+		if got, q := b.p.acquireIdle(); got == s {
+			n1 = q
+		}
+	})
+	if n1 == 0 {
+		t.Fatal("the other goroutine did not take its own object back")
+	}
+	if v := b.p.parked[c].Load(); v != packParked(s.idx, n) {
+		t.Fatalf("the other shard's word holds %x, want the stale (slot %d, seq %d)", v, s.idx, n)
+	}
+	b.p.release(s, n1) // parked in this goroutine's shard
+	if v := b.p.parked[c].Load(); v != 0 {
+		idx, seq := unpackParked(v)
+		t.Errorf("the shard the object left still names slot %d, seq %d", idx, seq)
+	}
+	got, n2 := b.p.acquireIdle()
+	if got != s {
+		t.Fatalf("took slot %v, want %d", got, s.idx)
+	}
+	// As after 2^32 hand-outs: lent under seq n again.
+	s.state.Store(uint64(s.load()&^(state(0xFFFFFFFF)<<seqShift) | state(uint64(n)<<seqShift)))
+	if o, _ := b.p.acquireIdle(); o == s {
+		t.Errorf("slot %d, lent, was handed out again through a stale word (seq %d, taken as %d)", s.idx, n, n2)
+	}
 }

@@ -54,8 +54,8 @@ func (p *core) release(s *slot, seq uint32) bool {
 		if !p.list(s, kindInUse, seq) {
 			return false
 		}
-	} else {
-		p.park(s, seq)
+	} else if !p.park(s, seq) {
+		return false
 	}
 	// A waiter may have queued, or Close begun, between the checks above
 	// and the object going idle; each of them looks at the idle objects

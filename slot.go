@@ -14,6 +14,9 @@ import (
 //	bits 0-1   kind: free, idle, inUse or reserved
 //	bit 2      listed: the slot's index is in the idle list (or was just
 //	           popped by a taker that has yet to settle it)
+//	bits 8-13  shard: the parked word the object was last parked in (see
+//	           park.go), changed only by its holder with a CAS that checks
+//	           the seq, so that a stale give-back cannot move it
 //	bits 32-63 seq: bumped each time the object is handed out; a lease
 //	           carries the seq it was given, so a stale lease never matches
 //
@@ -21,9 +24,8 @@ import (
 // (slotmoves.go). Every move is a CAS on the whole word, so a taker clearing
 // the listed bit and any of the moves there never lose each other's change.
 type slot struct {
-	state    atomic.Uint64
-	next     atomic.Uint32                 // the idle stack's link: index+1 of the slot below, 0 for none
-	parkedIn atomic.Pointer[atomic.Uint64] // the parked word the object was last parked in; see park.go
+	state atomic.Uint64
+	next  atomic.Uint32 // the idle stack's link: index+1 of the slot below, 0 for none
 
 	// Written by the keeper while the slot is free or reserved, and read by
 	// holders after the hand-out that publishes them. The object itself is
@@ -95,21 +97,28 @@ func (k slotKind) String() string {
 type state uint64
 
 const (
-	kindMask  = 3
-	listedBit = 1 << 2
-	seqShift  = 32
+	kindMask   = 3
+	listedBit  = 1 << 2
+	shardShift = 8
+	shardMask  = (maxParkShards - 1) << shardShift
+	seqShift   = 32
 )
 
 func (s state) kind() slotKind { return slotKind(s & kindMask) }
 func (s state) listed() bool   { return s&listedBit != 0 }
+func (s state) shard() uint32  { return uint32(s&shardMask) >> shardShift }
 func (s state) seq() uint32    { return uint32(s >> seqShift) }
+
+// withShard returns s with shard h.
+func (s state) withShard(h uint32) state { return s&^shardMask | state(h)<<shardShift }
 
 // with returns s moved to kind k, keeping its seq and listed bit.
 func (s state) with(k slotKind) state { return s&^kindMask | state(k) }
 
-// handedOut returns s moved to inUse with the next seq, keeping the listed bit.
+// handedOut returns s moved to inUse with the next seq, keeping the listed
+// bit and the shard.
 func (s state) handedOut() state {
-	return state(uint64(s.seq()+1)<<seqShift) | s&listedBit | state(kindInUse)
+	return state(uint64(s.seq()+1)<<seqShift) | s&(listedBit|shardMask) | state(kindInUse)
 }
 
 func (s *slot) load() state { return state(s.state.Load()) }

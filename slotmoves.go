@@ -49,6 +49,8 @@ var slotMoves = []slotMove{
 		who: "a holder, listing its object idle (FIFO)"},
 	{from: kindInUse, to: kindIdle, fn: "park",
 		who: "a holder parking its object, listing the one parked before it"},
+	{from: kindInUse, to: kindInUse, fn: "moveShard",
+		who: "a holder parking its object in another shard than before (park)"},
 	{from: kindInUse, to: kindIdle, fn: "relist",
 		who: "a taker that claimed an object for waiters who all gave up (FIFO)"},
 	{from: kindInUse, to: kindReserved, fn: "retire",

@@ -134,6 +134,15 @@ var moveDrivers = map[string]struct {
 		b.p.release(s, seq) // parked
 		return s, func() { b.p.release(o, oseq) }
 	}},
+	"moveShard: in use": {drive: func(t *testing.T, b *bare) (*slot, func()) {
+		s, seq := b.lent(t)
+		other := (s.load().shard() + 1) & b.p.parkMask
+		return s, func() {
+			if !b.p.moveShard(s, seq, other) {
+				t.Error("moveShard refused the holder")
+			}
+		}
+	}},
 	"relist: in use": {fifo: true, drive: func(t *testing.T, b *bare) (*slot, func()) {
 		s, seq := b.lent(t)
 		return s, func() {
