@@ -271,7 +271,7 @@ func TestTakeParkedInOtherShard(t *testing.T) {
 	onOtherShard(t, &b.p.core, b.p.home(), func() { b.p.release(o, seq) })
 	word = b.p.parkedWord(o)
 	stale := word.Load()
-	got, seq = b.p.acquireParked(shardOf(b.p, o), false)
+	got, seq = b.p.acquireParked(o.load().shard(), false)
 	if got != o || word.Load() != stale {
 		t.Fatalf("a claim through the home word got %v and left the word at %#x, want slot %d and %#x", got, word.Load(), o.idx, stale)
 	}
@@ -365,11 +365,6 @@ func TestParkedInManyShards(t *testing.T) {
 	if c, d := f.creates.Load(), f.destroys.Load(); c != n || d != n {
 		t.Errorf("%d objects created and %d destroyed, want %d of each", c, d, n)
 	}
-}
-
-// shardOf returns the shard whose word s was last parked in.
-func shardOf(p *Pool[*int], s *slot) uint32 {
-	return s.load().shard()
 }
 
 // A second give-back of a lease, racing the first, may find the lease in
