@@ -23,41 +23,52 @@ func (p *core) acquire(ctx context.Context) (*slot, uint32, error) {
 		default:
 		}
 	}
+	// One home for the fast path and the wait, read in this frame: an
+	// object handed to the caller as a waiter goes back to the word its
+	// next take here looks in first.
+	h := p.home()
 	if p.starving.Load() && p.waiting.Load() > 0 {
 		// Bounded fairness, and a waiter has waited too long: queue
 		// behind it rather than take an object ahead of it.
-		return p.acquireSlow(ctx)
+		return p.acquireSlow(ctx, h)
 	}
-	if s, seq := p.acquireIdle(); s != nil {
+	if s, seq := p.acquireIdle(h); s != nil {
 		return s, seq, nil
 	}
-	return p.acquireSlow(ctx)
+	return p.acquireSlow(ctx, h)
 }
 
-// acquireIdle claims an idle object it can hand out, the one parked in
-// the caller's home shard first, then the idle list, then those parked in
-// other shards, and returns its slot moved to in use with seq, or nil when
-// none is idle.
-func (p *core) acquireIdle() (*slot, uint32) {
-	h := p.home()
-	if s, seq := p.acquireParkedUsable(h, false); s != nil {
-		return s, seq
+// acquireIdle claims an idle object it can hand out for a taker whose
+// home is shard h (home): the one parked in h first, then the idle list,
+// then those parked in other shards. It returns the slot moved to in use
+// with seq, its state recording h, where the object will be parked when
+// it is given back; or nil when none is idle. Callers pass p.home() from
+// their own frame, which the compiler inlines, rather than this calling
+// it: the uncontended take makes one call fewer.
+func (p *core) acquireIdle(h uint32) (*slot, uint32) {
+	// acquireUsable's first call, written out: the uncontended cycle
+	// makes one call fewer.
+	if s, seq := p.acquireParked(h, h); s != nil {
+		if _, bad := p.unusable(s); !bad {
+			return s, seq
+		}
+		p.retireUnusable(s, seq)
 	}
-	if s, seq := p.acquireListed(); s != nil {
+	if s, seq := p.acquireListed(h); s != nil {
 		return s, seq
 	}
 	for i := uint32(1); i <= p.parkMask; i++ {
-		if s, seq := p.acquireParkedUsable((h+i)&p.parkMask, true); s != nil {
+		if s, seq := p.acquireUsable((h+i)&p.parkMask, h); s != nil {
 			return s, seq
 		}
 	}
 	return nil, 0
 }
 
-// acquireParkedUsable claims the object parked in shard h if it can hand
-// it out, retiring it if not; see acquireParked for clear.
-func (p *core) acquireParkedUsable(h uint32, clear bool) (*slot, uint32) {
-	s, seq := p.acquireParked(h, clear)
+// acquireUsable claims the object parked in shard i for a taker whose
+// home is h (acquireParked) if it can hand it out, retiring it if not.
+func (p *core) acquireUsable(i, h uint32) (*slot, uint32) {
+	s, seq := p.acquireParked(i, h)
 	if s == nil {
 		return nil, 0
 	}
@@ -69,8 +80,8 @@ func (p *core) acquireParkedUsable(h uint32, clear bool) (*slot, uint32) {
 }
 
 // acquireListed claims the first idle object of the idle list that it can
-// hand out.
-func (p *core) acquireListed() (*slot, uint32) {
+// hand out, for a taker whose home is h.
+func (p *core) acquireListed(h uint32) (*slot, uint32) {
 	for {
 		var i int32
 		var ok bool
@@ -83,7 +94,7 @@ func (p *core) acquireListed() (*slot, uint32) {
 			return nil, 0
 		}
 		s := &p.slots[i]
-		got, seq := settle(s)
+		got, seq := p.settle(s, h)
 		if !got {
 			continue
 		}
@@ -95,16 +106,19 @@ func (p *core) acquireListed() (*slot, uint32) {
 }
 
 // settle resolves a slot index just popped from the idle list: it hands the
-// object out to the caller if it is idle, returning the new seq, and
-// otherwise clears the listed bit of what is a stale entry (the keeper
-// reserved or replaced the object after it was listed), so the slot's next
-// owner lists it again.
-func settle(s *slot) (got bool, seq uint32) {
+// object out, in shard h, to the caller if it is idle, returning the new
+// seq, and otherwise clears the listed bit of what is a stale entry (the
+// keeper reserved or replaced the object after it was listed), so the
+// slot's next owner lists it again.
+func (p *core) settle(s *slot, h uint32) (got bool, seq uint32) {
 	for {
 		st := s.load()
 		if st.kind() == kindIdle {
-			nst := st.handedOut() &^ listedBit
+			nst := st.handedOut().withShard(h) &^ listedBit
 			if s.cas(st, nst) {
+				if st.shard() != h {
+					p.leaveShard(s, st)
+				}
 				return true, nst.seq()
 			}
 		} else if s.cas(st, st&^listedBit) {
@@ -119,7 +133,7 @@ func (p *core) tryAcquire() (*slot, uint32, error) {
 	if p.closed.Load() {
 		return nil, 0, ErrClosed
 	}
-	if s, seq := p.acquireIdle(); s != nil {
+	if s, seq := p.acquireIdle(p.home()); s != nil {
 		return s, seq, nil
 	}
 	p.stats.emptyAcquires.Add(1)

@@ -31,7 +31,6 @@ type core struct {
 	_         [64]byte
 	parked    []parkedWord // per shard, the object given back there last; see park.go
 	parkMask  uint32       // len(parked)-1
-	parkShift uint8        // 64 - log2(len(parked)), for home
 
 	// The shards above are read on every take and give-back and never
 	// written after init; the idle list's head below is written by every

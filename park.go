@@ -1,7 +1,6 @@
 package actorpool
 
 import (
-	"math/bits"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -15,16 +14,22 @@ import (
 // rest.
 //
 // The pool has several parked words, one per shard, each alone on its
-// cache line (parkedWord). A goroutine parks in the word of its home
-// shard, picked by where its stack is (home), and takes from that word
-// first, so that a goroutine that takes and gives back in a loop takes its
-// own object again through a word and a slot that no other processor
-// writes. With one word for the whole pool, every take and give-back on
-// 16 cores moved that word's cache line, and the slot's, from one
-// processor to another (docs/benchmarks.md, "Issue 23"). A slot records
-// the shard it was last parked in, in its state word (slot.go), so that
-// whether a lease's object is parked is still one word to read, and only
-// its holder moves it (moveShard).
+// cache line (parkedWord). A taker looks first in the word of its home
+// shard, picked by where its stack is (home), and the claim that hands it
+// an object records that shard in the slot's state (slot.go); the object
+// is parked in that shard's word when it is given back. So a goroutine
+// that takes and gives back in a loop takes its own object again through
+// a word and a slot that no other processor writes, and its give-back
+// computes no home: it parks where its take looked, however deep in its
+// stack the give-back runs. With one word for the whole pool, every take
+// and give-back on 16 cores moved that word's cache line, and the slot's,
+// from one processor to another (docs/benchmarks.md, "Issue 23").
+//
+// The shard in a slot's state changes only with a claim, in the CAS that
+// moves the seq on. A lease's holder, and a stale give-back of an earlier
+// lease, never change it: the word a lease's object is parked in, which
+// Close, the keeper, Stats and a second give-back find it through, is the
+// one its state names for as long as the seq is that lease's.
 //
 // Whoever takes a parked object (a taker, a giver-back making room, the
 // keeper) claims its slot with a CAS from in use under the parked seq. A
@@ -33,7 +38,9 @@ import (
 // uncontended cycle a CAS; a taker looking through other shards' words
 // clears each word it takes from or finds stale, so that the next look
 // passes over it without reading the slot, whose cache line its holder
-// writes. Two rules keep this safe:
+// writes. A claim that moves an object to another shard clears the word of
+// the shard it leaves if that still names the slot (leaveShard). Two rules
+// keep this safe:
 //
 //   - the word is replaced or cleared only after the object it names has
 //     been claimed, so a lease that was already given back sees either its
@@ -52,7 +59,8 @@ import (
 // word is empty, and a waiter before it sleeps, look through them all.
 const (
 	parkShardsPerProc = 4
-	maxParkShards     = 64
+	maxParkShardBits  = 6
+	maxParkShards     = 1 << maxParkShardBits
 )
 
 // A parkedWord is one shard's parked word, alone on its cache line.
@@ -73,19 +81,24 @@ func (p *core) initParked() {
 	}
 	p.parked = make([]parkedWord, n)
 	p.parkMask = uint32(n - 1)
-	p.parkShift = uint8(64 - bits.TrailingZeros(uint(n)))
 }
 
-// home returns the calling goroutine's shard: a hash of the 8 KiB block
-// its stack is in, the same from one take to the next (unless the stack
-// has grown and moved since), and different, mostly, from another
-// goroutine's. Go gives a goroutine no cheaper identity, nor the
-// processor it runs on, through its standard library.
+// home returns the calling goroutine's shard: a hash of the 2 KiB block
+// of its stack that the take runs in, the same from one take to the next
+// at the same call site (unless the stack has grown and moved since), and
+// different, mostly, from another goroutine's. Goroutines start on 2 KiB
+// stacks, side by side in memory: a coarser block would put the stacks of
+// goroutines started together, a server's workers say, in one shard. Go
+// gives a goroutine no cheaper identity, nor the processor it runs on,
+// through its standard library.
 func (p *core) home() uint32 {
 	var b byte
-	a := uint64(uintptr(unsafe.Pointer(&b))) >> 13
-	// Fibonacci hashing: the top bits of the product.
-	return uint32(a * 0x9E3779B97F4A7C15 >> p.parkShift)
+	a := uint64(uintptr(unsafe.Pointer(&b))) >> 11
+	// Fibonacci hashing: the top bits of the product, as many as the most
+	// shards need, then those that this pool's shards do. A shift by a
+	// constant, where one by the pool's shard count costs a load, a
+	// variable shift and Go's check for a shift past 63.
+	return uint32(a*0x9E3779B97F4A7C15>>(64-maxParkShardBits)) & p.parkMask
 }
 
 func packParked(idx int32, seq uint32) uint64 { return uint64(seq)<<32 | uint64(idx+1) }
@@ -105,20 +118,19 @@ func (p *core) parkedWord(s *slot) *atomic.Uint64 { return p.wordOf(s.load()) }
 // wordOf returns the word of the shard in st.
 func (p *core) wordOf(st state) *atomic.Uint64 { return &p.parked[st.shard()&p.parkMask].Uint64 }
 
-// park parks a slot that the caller holds in use with seq in the caller's
-// home word, moving the object parked there before it, if it is still
-// parked, to the idle list. It reports false, and parks nothing, if the
-// slot is not in use with seq: a second give-back of a lease, racing the
-// first, that found the lease in force before the first parked it.
+// park parks a slot that the caller holds in use with seq in the word of
+// the shard its state names, the one its taker looked in, moving the
+// object parked there before it, if it is still parked, to the idle list.
+// It reports false, and parks nothing, if the slot is not in use with seq:
+// a second give-back of a lease, racing the first, that found the lease in
+// force before the first parked it.
 func (p *core) park(s *slot, seq uint32) bool {
-	h := p.home()
-	// moveShard's first look, written out: the uncontended cycle, one
-	// goroutine in one shard, makes no call here.
-	if st := s.load(); st.kind() != kindInUse || st.seq() != seq || st.shard() != h && !p.moveShard(s, seq, h) {
+	st := s.load()
+	if st.kind() != kindInUse || st.seq() != seq {
 		return false
 	}
 	mine := packParked(s.idx, seq)
-	word := &p.parked[h].Uint64
+	word := p.wordOf(st)
 	for {
 		v := word.Load()
 		if v != 0 {
@@ -127,7 +139,7 @@ func (p *core) park(s *slot, seq uint32) bool {
 			// word is stale.
 			idx, oseq := unpackParked(v)
 			o := &p.slots[idx]
-			if st := o.load(); st.kind() == kindInUse && st.seq() == oseq {
+			if ost := o.load(); ost.kind() == kindInUse && ost.seq() == oseq {
 				p.list(o, kindInUse, oseq)
 			}
 		}
@@ -137,45 +149,30 @@ func (p *core) park(s *slot, seq uint32) bool {
 	}
 }
 
-// moveShard records shard h in the state of slot s, which the caller
-// holds in use with seq, unless it is there already, and reports false if
-// the slot is not in use with seq. The shard lives in the state word, and
-// changes by a CAS that compares the seq, so that a stale give-back can
-// never point a slot away from the word its object is parked in (which
-// Close, the keeper and Stats find it through). A CAS only when the
-// shard changes: the uncontended cycle, one goroutine in one shard, pays
-// a load. The word of the shard it leaves is cleared if it still names
-// the slot: the caller holds the object, so it is stale there, and left
-// alone it could outlive the slot's seq coming round again.
-func (p *core) moveShard(s *slot, seq uint32, h uint32) bool {
-	for {
-		st := s.load()
-		if st.kind() != kindInUse || st.seq() != seq {
-			return false
-		}
-		if st.shard() == h {
-			return true
-		}
-		if s.cas(st, st.withShard(h)) {
-			old := p.wordOf(st)
-			if v := old.Load(); v != 0 {
-				if idx, _ := unpackParked(v); idx == s.idx {
-					old.CompareAndSwap(v, 0)
-				}
-			}
-			return true
+// leaveShard clears the word of the shard in st, the state of slot s
+// before a claim that moved it to another shard, if the word still names
+// the slot. The claim made it stale; left alone it could outlive the
+// slot's seq coming round again (2^32 hand-outs), and a taker looking
+// through the shards would then claim the object from its holder.
+func (p *core) leaveShard(s *slot, st state) {
+	word := p.wordOf(st)
+	if v := word.Load(); v != 0 {
+		if idx, _ := unpackParked(v); idx == s.idx {
+			word.CompareAndSwap(v, 0)
 		}
 	}
 }
 
-// acquireParked claims the object parked in shard h for a taker,
-// returning its slot moved to in use with the next seq, or nil. With
-// clear, it then clears the word, or clears it if it is stale, unless a
-// giver has parked there since.
+// acquireParked claims the object parked in shard i for a taker whose
+// home is h, returning its slot moved to in use with the next seq and
+// shard h, or nil. In a shard other than its home, the taker then clears
+// the word, or clears it if it is stale, unless a giver has parked there
+// since.
 // It makes one attempt: a claim that loses a race leaves the object to the
 // winner, or to the idle list.
-func (p *core) acquireParked(h uint32, clear bool) (*slot, uint32) {
-	word := &p.parked[h].Uint64
+func (p *core) acquireParked(i, h uint32) (*slot, uint32) {
+	clear := i != h
+	word := &p.parked[i].Uint64
 	v := word.Load()
 	if v == 0 {
 		return nil, 0
@@ -184,7 +181,7 @@ func (p *core) acquireParked(h uint32, clear bool) (*slot, uint32) {
 	s := &p.slots[idx]
 	st := s.load()
 	if st.kind() == kindInUse && st.seq() == seq {
-		nst := st.handedOut()
+		nst := st.handedOut().withShard(h)
 		if !s.cas(st, nst) {
 			return nil, 0
 		}

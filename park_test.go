@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,7 +34,7 @@ func TestStaleParkedWord(t *testing.T) {
 	b.p.release(s, seq) // parked
 	word := b.p.parkedWord(s)
 	stale := word.Load()
-	got, nseq := b.p.acquireIdle()
+	got, nseq := b.p.takeIdle()
 	if got != s || nseq != seq+1 {
 		t.Fatalf("acquireIdle = slot %v seq %d, want the parked slot at seq %d", got, nseq, seq+1)
 	}
@@ -50,7 +49,7 @@ func TestStaleParkedWord(t *testing.T) {
 		t.Helper()
 		before := s.load()
 		for h := range b.p.parked {
-			if o, _ := b.p.acquireParked(uint32(h), false); o != nil {
+			if o, _ := b.p.acquireParked(uint32(h), uint32(h)); o != nil {
 				t.Errorf("%s: a stale parked word claimed slot %d", when, o.idx)
 			}
 		}
@@ -105,13 +104,13 @@ func TestParkOverParked(t *testing.T) {
 	if st := a.load(); st.kind() != kindIdle || !st.listed() {
 		t.Fatalf("the object parked first is %v (listed %v), want idle and listed", st.kind(), st.listed())
 	}
-	if got, _ := b.p.acquireIdle(); got != c {
+	if got, _ := b.p.takeIdle(); got != c {
 		t.Errorf("first take got slot %v, want the parked %d", got.idx, c.idx)
 	}
-	if got, _ := b.p.acquireIdle(); got != a {
+	if got, _ := b.p.takeIdle(); got != a {
 		t.Errorf("second take got slot %v, want the listed %d", got.idx, a.idx)
 	}
-	if got, _ := b.p.acquireIdle(); got != nil {
+	if got, _ := b.p.takeIdle(); got != nil {
 		t.Errorf("third take got slot %d from an empty pool", got.idx)
 	}
 }
@@ -129,7 +128,7 @@ func TestParkedWordConcurrent(t *testing.T) {
 	for range goroutines {
 		wg.Go(func() {
 			for range rounds {
-				s, seq := b.p.acquireIdle()
+				s, seq := b.p.takeIdle()
 				if s == nil {
 					runtime.Gosched()
 					continue
@@ -153,96 +152,138 @@ func TestParkedWordConcurrent(t *testing.T) {
 	}
 }
 
-// onOtherShard runs f on a goroutine whose home shard is not mine, and
-// reports that shard. Its candidates live at once, since a goroutine
-// started after another has ended may run on that one's stack. A home is
-// where a goroutine's stack is, which moves when the stack grows or the
-// garbage collector shrinks it: each candidate grows its stack before it
-// reads its home, so that f does not grow it (under the race detector it
-// did, in about one run in a hundred), and no collection runs meanwhile.
-func onOtherShard(t *testing.T, p *core, mine uint32, f func()) uint32 {
+// takeIdle is acquireIdle for the calling goroutine, in its home shard.
+func (p *core) takeIdle() (*slot, uint32) { return p.acquireIdle(p.home()) }
+
+// twoShards returns a bare LIFO pool with at least two parked words, or
+// skips the test.
+func twoShards(t *testing.T) *bare {
 	t.Helper()
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	const n = 64
-	homes := make([]uint32, n)
-	var ready sync.WaitGroup
-	var done sync.WaitGroup
-	start := make(chan struct{})
-	chosen := -1
-	for i := range n {
-		ready.Add(1)
-		done.Go(func() {
-			growStack(32)
-			homes[i] = p.home()
-			ready.Done()
-			<-start
-			if i == chosen {
-				f()
-				if h := p.home(); h != homes[i] {
-					t.Errorf("the goroutine's home moved from shard %d to %d", homes[i], h)
-				}
-			}
-		})
-	}
-	ready.Wait()
-	for i, h := range homes {
-		if h != mine {
-			chosen = i
-			break
-		}
-	}
-	close(start)
-	done.Wait()
-	if chosen < 0 {
-		t.Fatalf("all %d goroutines had the test's home shard, %d", n, mine)
-	}
-	return homes[chosen]
-}
-
-// growStack uses some n KiB of stack, so that the calling goroutine's
-// stack is at least that large when it returns.
-//
-//go:noinline
-func growStack(n int) byte {
-	var buf [1024]byte
-	buf[n%len(buf)] = byte(n)
-	if n > 0 {
-		return growStack(n-1) + buf[(n+1)%len(buf)]
-	}
-	return buf[0]
-}
-
-// Each goroutine parks in, and takes first from, its own shard's word: a
-// goroutine that gives an object back takes that object again, although
-// another goroutine has given one back since. With one word for the pool
-// it would take the other's, and on many cores every take would move
-// both objects' cache lines between processors.
-func TestParkedPerShard(t *testing.T) {
 	b := newBare(false)
 	if len(b.p.parked) < 2 {
 		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
 	}
-	a, aseq := b.lent(t)
-	o, oseq := b.lent(t)
+	return b
+}
+
+// Each taker takes first from its own shard's word, and an object is
+// parked, when given back, in the word of the shard it was taken in: a
+// taker that takes and gives back an object takes that object again,
+// although a taker of another shard has given one back since. With one
+// word for the pool it would take the other's, and on many cores every
+// take would move both objects' cache lines between processors.
+func TestParkedPerShard(t *testing.T) {
+	b := twoShards(t)
+	b.idle()
+	b.idle()
+	a, aseq := b.p.acquireIdle(0)
 	b.p.release(a, aseq)
-	mine := b.p.home()
-	if b.p.parkedWord(a) != &b.p.parked[mine].Uint64 {
-		t.Fatalf("parked outside the home shard %d", mine)
+	if b.p.parkedWord(a) != &b.p.parked[0].Uint64 {
+		t.Fatalf("parked in shard %d, want its taker's shard 0", a.load().shard())
 	}
-	var theirs *slot
-	other := onOtherShard(t, &b.p.core, mine, func() {
-		b.p.release(o, oseq)
-		theirs, _ = b.p.acquireIdle()
-		b.p.release(theirs, oseq+1)
-	})
-	if theirs != o {
-		t.Errorf("the other goroutine took slot %v, want its own %d", theirs, o.idx)
+	o, oseq := b.p.acquireIdle(1)
+	if o == nil || o == a {
+		t.Fatalf("the taker of shard 1 took slot %v, want the idle one, not %d", o, a.idx)
 	}
-	if b.p.parkedWord(o) != &b.p.parked[other].Uint64 {
-		t.Errorf("the other goroutine parked outside its home shard %d", other)
+	b.p.release(o, oseq)
+	if again, seq := b.p.acquireIdle(1); again != o {
+		t.Errorf("the taker of shard 1 took slot %v again, want its own %d", again, o.idx)
+	} else {
+		b.p.release(again, seq)
 	}
-	if got, _ := b.p.acquireIdle(); got != a {
-		t.Errorf("took slot %v, want %d, the one this goroutine parked", got, a.idx)
+	if b.p.parkedWord(o) != &b.p.parked[1].Uint64 {
+		t.Errorf("parked in shard %d, want its taker's shard 1", o.load().shard())
+	}
+	if got, _ := b.p.acquireIdle(0); got != a {
+		t.Errorf("the taker of shard 0 took slot %v, want %d, the one it parked", got, a.idx)
+	}
+}
+
+// An object given back is parked in the shard of its taker, whichever
+// goroutine gives it back and however deep in its stack: where the taker
+// will look first. A give-back that parked in the giver's own shard would,
+// where a take and its give-back hash to different shards (a lease passed
+// on, or the two at depths in different blocks of a larger stack), leave
+// every take to look through the other shards.
+func TestParkedInTakersShard(t *testing.T) {
+	b := twoShards(t)
+	b.idle()
+	for h := range uint32(2) {
+		s, seq := b.p.acquireIdle(h)
+		var wg sync.WaitGroup
+		wg.Go(func() { deepRelease(64, b, s, seq) })
+		wg.Wait()
+		if !b.p.isParked(s.idx, seq) || b.p.parkedWord(s) != &b.p.parked[h].Uint64 {
+			t.Errorf("given back by another goroutine, 64 frames down: parked in shard %d (parked %v), want its taker's shard %d", s.load().shard(), b.p.isParked(s.idx, seq), h)
+		}
+	}
+
+	// A goroutine's takes at one call site, with the give-back deeper,
+	// take the object they gave back, through their home word.
+	s, seq := b.p.takeIdle()
+	b.p.release(s, seq)
+	for i := range 10 {
+		got, seq := b.p.takeIdle()
+		if got != s {
+			t.Fatalf("took slot %v, want %d, given back by this call site", got, s.idx)
+		}
+		// The first give-back grows the stack, which moves it, and this
+		// call site's home with it.
+		if w := b.p.parkedWord(s); i > 1 && w.Load() != packParked(s.idx, seq-1) {
+			t.Fatalf("took slot %d through another word than its home's", s.idx)
+		}
+		deepRelease(64, b, s, seq)
+	}
+}
+
+// deepRelease gives s back n frames below its caller.
+//
+//go:noinline
+func deepRelease(n int, b *bare, s *slot, seq uint32) {
+	var pad [64]byte
+	if n > 0 {
+		deepRelease(n-1, b, s, seq)
+		return
+	}
+	b.p.release(s, seq+uint32(pad[0]))
+}
+
+// Goroutines started together, a server's workers say, start on stacks
+// side by side in memory, and each should mostly have a shard of its own.
+// Hashing the 8 KiB block of the stack, as home once did, put four 2 KiB
+// stacks in each shard.
+func TestHomesOfGoroutinesStartedTogether(t *testing.T) {
+	const n = 16
+	b := newBare(false)
+	// As many shards as the most processors give, whatever this machine
+	// has, so that the spread is the hash's and not the shard count's.
+	b.p.parked = make([]parkedWord, maxParkShards)
+	b.p.parkMask = maxParkShards - 1
+	homes := make([]uint32, n)
+	var ready, done sync.WaitGroup
+	hold := make(chan struct{})
+	ready.Add(n)
+	for i := range n {
+		done.Go(func() {
+			homes[i] = b.p.home()
+			ready.Done()
+			<-hold // alive at once: no goroutine reuses another's stack
+		})
+	}
+	ready.Wait()
+	close(hold)
+	done.Wait()
+	per := map[uint32]int{}
+	most := 0
+	for _, h := range homes {
+		per[h]++
+		most = max(most, per[h])
+	}
+	// 16 goroutines hashed at random into 64 shards share one with
+	// another now and then, three in one rarely; four of a block share
+	// one always.
+	if most > 3 || len(per) < n/2 {
+		t.Errorf("%d goroutines started together have %d homes, up to %d in one shard; want at least %d, at most 3 in one", n, len(per), most, n/2)
 	}
 }
 
@@ -251,31 +292,32 @@ func TestParkedPerShard(t *testing.T) {
 // finds stale there it clears too, so that the next look passes over it
 // without reading the slot.
 func TestTakeParkedInOtherShard(t *testing.T) {
-	b := newBare(false)
-	if len(b.p.parked) < 2 {
-		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
-	}
-	o, seq := b.lent(t)
-	onOtherShard(t, &b.p.core, b.p.home(), func() { b.p.release(o, seq) })
-	word := b.p.parkedWord(o)
-	got, seq := b.p.acquireIdle()
+	b := twoShards(t)
+	o := b.idle()
+	_, seq := b.p.acquireIdle(1)
+	b.p.release(o, seq) // parked in shard 1
+	word := &b.p.parked[1]
+	got, seq := b.p.acquireIdle(0)
 	if got != o {
 		t.Fatalf("took slot %v, want %d, parked in another shard", got, o.idx)
 	}
 	if w := word.Load(); w != 0 {
 		t.Errorf("the other shard's word is %#x after the take, want it cleared", w)
 	}
+	if sh := o.load().shard(); sh != 0 {
+		t.Errorf("the take left the object in shard %d, want its own, 0", sh)
+	}
 
-	// Parked there again, and taken by that shard's own goroutine, which
-	// leaves its word stale.
-	onOtherShard(t, &b.p.core, b.p.home(), func() { b.p.release(o, seq) })
-	word = b.p.parkedWord(o)
+	// Taken by the taker of shard 1, parked there again, and taken by it
+	// again, which leaves its word stale.
+	b.p.release(o, seq)
+	got, seq = b.p.acquireIdle(1)
+	b.p.release(got, seq)
 	stale := word.Load()
-	got, seq = b.p.acquireParked(o.load().shard(), false)
-	if got != o || word.Load() != stale {
+	if got, seq = b.p.acquireIdle(1); got != o || word.Load() != stale {
 		t.Fatalf("a claim through the home word got %v and left the word at %#x, want slot %d and %#x", got, word.Load(), o.idx, stale)
 	}
-	if got, _ := b.p.acquireIdle(); got != nil {
+	if got, _ := b.p.acquireIdle(0); got != nil {
 		t.Errorf("took slot %d from a pool with nothing idle", got.idx)
 	}
 	if w := word.Load(); w != 0 {
@@ -289,13 +331,14 @@ func TestTakeParkedInOtherShard(t *testing.T) {
 // to the waiter by the next look at the idle objects (serveIdle): no
 // object sits idle while a taker waits, whichever word it is in.
 func TestWaiterServedFromOtherShard(t *testing.T) {
-	b := newBare(false)
-	if len(b.p.parked) < 2 {
-		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
-	}
-	o, oseq := b.lent(t)
+	b := twoShards(t)
+	o := b.idle()
+	// Not serveIdle's home, unless its frame is in another block of this
+	// goroutine's stack than this one: then it tests the home word only.
+	other := (b.p.home() + 1) & b.p.parkMask
+	_, oseq := b.p.acquireIdle(other)
 	w := b.waiter()
-	onOtherShard(t, &b.p.core, b.p.home(), func() { b.p.park(o, oseq) })
+	b.p.park(o, oseq)
 	b.p.serveIdle()
 	select {
 	case h := <-w.ch:
@@ -322,22 +365,25 @@ func TestParkedInManyShards(t *testing.T) {
 	if len(p.parked) < 2 {
 		t.Skip("one parked word: GOMAXPROCS is 1")
 	}
-	leases := make([]Lease[*conn], n)
-	for i := range leases {
-		leases[i] = acquire(t, p)
-	}
-	// Each lease given back by a goroutine of its own, all alive at once,
-	// so that their stacks, and mostly their home shards, differ.
-	var given, done sync.WaitGroup
-	hold := make(chan struct{})
-	for _, l := range leases {
-		given.Add(1)
+	// Each object taken and given back by a goroutine of its own, all
+	// alive and holding at once, so that their stacks, and mostly their
+	// home shards, differ.
+	var taken, given, done sync.WaitGroup
+	hold, stop := make(chan struct{}), make(chan struct{})
+	taken.Add(n)
+	given.Add(n)
+	for range n {
 		done.Go(func() {
+			l := acquire(t, p)
+			taken.Done()
+			<-hold
 			release(t, l)
 			given.Done()
-			<-hold
+			<-stop
 		})
 	}
+	taken.Wait()
+	close(hold)
 	given.Wait()
 	words := map[*atomic.Uint64]bool{}
 	for i := range p.slots {
@@ -347,7 +393,7 @@ func TestParkedInManyShards(t *testing.T) {
 			words[w] = true
 		}
 	}
-	close(hold)
+	close(stop)
 	done.Wait()
 	if len(words) < 2 {
 		// Not what the test is for, but no reason to leave the pool open.
@@ -370,32 +416,32 @@ func TestParkedInManyShards(t *testing.T) {
 // A second give-back of a lease, racing the first, may find the lease in
 // force before the first parks the object, and reach park after the
 // object was taken again and given back under the next seq. It must park
-// nothing and report false: if it moved the slot's shard to its own,
-// the object parked under the next seq would be lost to everything that
-// finds it through its shard — Close, the keeper, Stats — and that
-// lease would read as in force again.
+// nothing and report false, from whichever goroutine: had it parked the
+// object, or moved the slot's shard, the object parked under the next seq
+// would be lost to everything that finds it through its shard — Close,
+// the keeper, Stats — and that lease would read as in force again.
 func TestStaleGiveBackKeepsShard(t *testing.T) {
-	b := newBare(false)
-	if len(b.p.parked) < 2 {
-		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
-	}
-	s, n := b.lent(t)
+	b := twoShards(t)
+	s := b.idle()
+	_, n := b.p.acquireIdle(0)
 	if _, ok := current(s.ticket, n); !ok { // the second give-back's check
 		t.Fatal("the lease is not in force")
 	}
 	b.p.release(s, n)
-	got, n1 := b.p.acquireIdle()
+	got, n1 := b.p.acquireIdle(0)
 	if got != s {
 		t.Fatalf("took slot %v, want %d", got, s.idx)
 	}
 	b.p.release(s, n1)
 	var stale bool
-	onOtherShard(t, &b.p.core, b.p.home(), func() { stale = b.p.release(s, n) })
+	var wg sync.WaitGroup
+	wg.Go(func() { stale = b.p.release(s, n) })
+	wg.Wait()
 	if stale {
 		t.Errorf("a give-back of seq %d, with the slot at %d, was taken", n, n1)
 	}
-	if !b.p.isParked(s.idx, n1) {
-		t.Errorf("the object parked under seq %d is no longer seen as parked", n1)
+	if sh := s.load().shard(); sh != 0 || !b.p.isParked(s.idx, n1) {
+		t.Errorf("the object parked under seq %d is in shard %d (parked %v), want parked in shard 0", n1, sh, b.p.isParked(s.idx, n1))
 	}
 	if _, ok := current(s.ticket, n1); ok {
 		t.Errorf("lease %d, given back, is in force again", n1)
@@ -409,41 +455,81 @@ func TestStaleGiveBackKeepsShard(t *testing.T) {
 }
 
 // A taker that takes the object parked in its own home word leaves the
-// word stale. When the object is next parked in another shard, the word
-// it leaves must be cleared: left naming the slot, it would outlive the
-// slot's seq coming round again (2^32 hand-outs), and a taker looking
-// through the shards would then claim the object from its holder.
+// word stale. When a later claim moves the object to another shard, the
+// word it leaves must be cleared: left naming the slot, it would outlive
+// the slot's seq coming round again (2^32 hand-outs), and a taker looking
+// through the shards would then claim the object from its holder. Here
+// the object's holder retires it, and the new object in its slot is
+// taken from the idle list by the taker of another shard.
 func TestLeftShardWordCleared(t *testing.T) {
-	b := newBare(false)
-	if len(b.p.parked) < 2 {
-		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
+	b := twoShards(t)
+	s := b.idle()
+	_, n := b.p.acquireIdle(1)
+	b.p.release(s, n)
+	got, n1 := b.p.acquireIdle(1)
+	if got != s {
+		t.Fatalf("the taker of shard 1 took slot %v, want its own %d back", got, s.idx)
 	}
-	s, n := b.lent(t)
-	var n1 uint32
-	c := onOtherShard(t, &b.p.core, b.p.home(), func() {
-		b.p.release(s, n)
-		if got, q := b.p.acquireIdle(); got == s {
-			n1 = q
-		}
-	})
-	if n1 == 0 {
-		t.Fatal("the other goroutine did not take its own object back")
+	if v := b.p.parked[1].Load(); v != packParked(s.idx, n) {
+		t.Fatalf("shard 1's word holds %x, want the stale (slot %d, seq %d)", v, s.idx, n)
 	}
-	if v := b.p.parked[c].Load(); v != packParked(s.idx, n) {
-		t.Fatalf("the other shard's word holds %x, want the stale (slot %d, seq %d)", v, s.idx, n)
+	s.doomed.Store(uint32(causeDiscarded) + 1)
+	b.p.release(s, n1) // retired
+	b.k.destroyed(s.idx)
+	b.k.alive++
+	if o := b.k.install(new(int), b.k.gen); o != s {
+		t.Fatalf("installed in slot %d, want %d", o.idx, s.idx)
 	}
-	b.p.release(s, n1) // parked in this goroutine's shard
-	if v := b.p.parked[c].Load(); v != 0 {
-		idx, seq := unpackParked(v)
-		t.Errorf("the shard the object left still names slot %d, seq %d", idx, seq)
-	}
-	got, n2 := b.p.acquireIdle()
+	b.k.putInService(s)
+	got, n2 := b.p.acquireIdle(0)
 	if got != s {
 		t.Fatalf("took slot %v, want %d", got, s.idx)
 	}
+	if v := b.p.parked[1].Load(); v != 0 {
+		idx, seq := unpackParked(v)
+		t.Errorf("the shard the object left still names slot %d, seq %d", idx, seq)
+	}
 	// As after 2^32 hand-outs: lent under seq n again.
 	s.state.Store(uint64(s.load()&^(state(0xFFFFFFFF)<<seqShift) | state(uint64(n)<<seqShift)))
-	if o, _ := b.p.acquireIdle(); o == s {
+	if o, _ := b.p.acquireIdle(0); o == s {
 		t.Errorf("slot %d, lent, was handed out again through a stale word (seq %d, taken as %d)", s.idx, n, n2)
+	}
+}
+
+// An object handed to a waiter, by the keeper or by a holder giving it
+// back, is handed out in the waiter's home shard, and parked there when
+// the waiter gives it back: where the waiter's next take looks first.
+func TestWaiterHandedOutInItsShard(t *testing.T) {
+	for _, by := range []string{"the keeper", "a holder"} {
+		t.Run(by, func(t *testing.T) {
+			b := twoShards(t)
+			var s *slot
+			var seq uint32
+			w := b.waiter()
+			w.home = 1
+			if by == "the keeper" {
+				s = b.installed()
+				b.k.putInService(s)
+			} else {
+				s = b.idle()
+				b.p.mu.Lock()
+				b.p.removeLocked(w) // queued after the take below
+				b.p.mu.Unlock()
+				_, seq = b.p.acquireIdle(0)
+				b.p.mu.Lock()
+				b.p.enqueueLocked(w)
+				b.p.mu.Unlock()
+				b.p.release(s, seq)
+			}
+			served(t, w, s)
+			st := s.load()
+			if st.shard() != 1 {
+				t.Fatalf("handed to a waiter of shard 1 in shard %d", st.shard())
+			}
+			b.p.release(s, st.seq())
+			if !b.p.isParked(s.idx, st.seq()) || b.p.parkedWord(s) != &b.p.parked[1].Uint64 {
+				t.Errorf("given back by the waiter: parked %v in shard %d, want parked in shard 1", b.p.isParked(s.idx, st.seq()), s.load().shard())
+			}
+		})
 	}
 }

@@ -107,7 +107,7 @@ func (p *Pool[T]) AcquireIdle() (Lease[T], bool) {
 	if p.closed.Load() {
 		return Lease[T]{}, false
 	}
-	s, seq := p.acquireIdle()
+	s, seq := p.acquireIdle(p.home())
 	if s == nil {
 		return Lease[T]{}, false
 	}
@@ -127,7 +127,7 @@ type AcquireResult[T any] struct {
 func (p *Pool[T]) AcquireAsync(ctx context.Context) <-chan AcquireResult[T] {
 	ch := make(chan AcquireResult[T], 1)
 	if !p.withUsed.Load() && !p.closed.Load() && ctx.Err() == nil {
-		if s, seq := p.acquireIdle(); s != nil {
+		if s, seq := p.acquireIdle(p.home()); s != nil {
 			ch <- AcquireResult[T]{Lease: Lease[T]{p: p, t: p.lend(s), seq: seq}}
 			return ch
 		}

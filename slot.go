@@ -14,9 +14,10 @@ import (
 //	bits 0-1   kind: free, idle, inUse or reserved
 //	bit 2      listed: the slot's index is in the idle list (or was just
 //	           popped by a taker that has yet to settle it)
-//	bits 8-13  shard: the parked word the object was last parked in (see
-//	           park.go), changed only by its holder with a CAS that checks
-//	           the seq, so that a stale give-back cannot move it
+//	bits 8-13  shard: the home of the taker the object was last handed
+//	           to, whose parked word it is parked in when given back (see
+//	           park.go); it changes only with the seq, in a taker's claim,
+//	           so that neither a holder nor a stale give-back can move it
 //	bits 32-63 seq: bumped each time the object is handed out; a lease
 //	           carries the seq it was given, so a stale lease never matches
 //
@@ -147,15 +148,20 @@ func (s *slot) move(from slotKind, seq uint32, to slotKind) (state, bool) {
 	}
 }
 
-// handOut moves the slot from kind from with seq to inUse with the next seq.
-func (s *slot) handOut(from slotKind, seq uint32) (state, bool) {
+// handOut moves the slot from kind from with seq to inUse with the next
+// seq, for a taker whose home is shard h.
+func (s *slot) handOut(from slotKind, seq uint32, h uint32) (state, bool) {
 	for {
 		st := s.load()
 		if st.kind() != from || st.seq() != seq {
 			return st, false
 		}
-		if s.cas(st, st.handedOut()) {
-			return st.handedOut(), true
+		nst := st.handedOut().withShard(h)
+		if s.cas(st, nst) {
+			if st.shard() != h {
+				s.c.leaveShard(s, st)
+			}
+			return nst, true
 		}
 	}
 }

@@ -49,8 +49,6 @@ var slotMoves = []slotMove{
 		who: "a holder, listing its object idle (FIFO)"},
 	{from: kindInUse, to: kindIdle, fn: "park",
 		who: "a holder parking its object, listing the one parked before it"},
-	{from: kindInUse, to: kindInUse, fn: "moveShard",
-		who: "a holder parking its object in another shard than before (park)"},
 	{from: kindInUse, to: kindIdle, fn: "relist",
 		who: "a taker that claimed an object for waiters who all gave up (FIFO)"},
 	{from: kindInUse, to: kindReserved, fn: "retire",
@@ -78,10 +76,16 @@ func (m slotMove) String() string {
 }
 
 // An unlistedMove is the panic of a slot move that slotMoves does not
-// list.
-type unlistedMove struct{ move slotMove }
+// list, or that breaks a rule of every move (why).
+type unlistedMove struct {
+	move slotMove
+	why  string
+}
 
 func (e *unlistedMove) Error() string {
+	if e.why != "" {
+		return "actorpool: slot move " + e.move.String() + " " + e.why
+	}
 	return "actorpool: slot move " + e.move.String() + " is not in slotMoves"
 }
 
@@ -91,15 +95,20 @@ func (s *slot) checkedCAS(old, new state) bool {
 		return false
 	}
 	m := slotMove{from: old.kind(), to: new.kind(), lent: new.seq() != old.seq(), fn: mover()}
+	if new.shard() != old.shard() && !m.lent {
+		// The word a lease's object is parked in is the one its state
+		// names while the seq is the lease's (park.go).
+		panic(&unlistedMove{move: m, why: "moves the slot's shard without handing the object out"})
+	}
 	if u := unlisting.Load(); u != nil && m.is(*u) {
-		panic(&unlistedMove{m})
+		panic(&unlistedMove{move: m})
 	}
 	for _, l := range slotMoves {
 		if m.is(l) {
 			return true
 		}
 	}
-	panic(&unlistedMove{m})
+	panic(&unlistedMove{move: m})
 }
 
 // unlisting is a move that checkedCAS treats as missing from slotMoves, set

@@ -37,7 +37,7 @@ func (b *bare) idle() *slot {
 func (b *bare) lent(t *testing.T) (*slot, uint32) {
 	t.Helper()
 	want := b.idle()
-	s, seq := b.p.acquireIdle()
+	s, seq := b.p.takeIdle()
 	if s != want {
 		t.Fatalf("acquireIdle = slot %v, want the idle one", s)
 	}
@@ -86,7 +86,7 @@ var moveDrivers = map[string]struct {
 	"settle: idle": {drive: func(t *testing.T, b *bare) (*slot, func()) {
 		s := b.idle()
 		return s, func() {
-			if got, _ := b.p.acquireIdle(); got != s {
+			if got, _ := b.p.takeIdle(); got != s {
 				t.Errorf("acquireIdle = %v, want the idle slot", got)
 			}
 		}
@@ -95,7 +95,7 @@ var moveDrivers = map[string]struct {
 		s, seq := b.lent(t)
 		b.p.release(s, seq) // parked
 		return s, func() {
-			if got, _ := b.p.acquireIdle(); got != s {
+			if got, _ := b.p.takeIdle(); got != s {
 				t.Errorf("acquireIdle = %v, want the parked slot", got)
 			}
 		}
@@ -104,7 +104,7 @@ var moveDrivers = map[string]struct {
 		s := b.idle()
 		b.p.reserveIdle(s, s.load())
 		b.k.destroyed(s.idx) // free, its index still listed
-		return s, func() { b.p.acquireIdle() }
+		return s, func() { b.p.takeIdle() }
 	}},
 	"settle: in use": {drive: func(t *testing.T, b *bare) (*slot, func()) {
 		s := b.idle()
@@ -112,12 +112,12 @@ var moveDrivers = map[string]struct {
 		w := b.waiter()
 		b.k.putInService(s) // to the waiter, its index still listed
 		served(t, w, s)
-		return s, func() { b.p.acquireIdle() }
+		return s, func() { b.p.takeIdle() }
 	}},
 	"settle: reserved": {drive: func(t *testing.T, b *bare) (*slot, func()) {
 		s := b.idle()
 		b.p.reserveIdle(s, s.load()) // its index still listed
-		return s, func() { b.p.acquireIdle() }
+		return s, func() { b.p.takeIdle() }
 	}},
 	"serveLocked: in use": {drive: func(t *testing.T, b *bare) (*slot, func()) {
 		s, seq := b.lent(t)
@@ -133,15 +133,6 @@ var moveDrivers = map[string]struct {
 		o, oseq := b.lent(t)
 		b.p.release(s, seq) // parked
 		return s, func() { b.p.release(o, oseq) }
-	}},
-	"moveShard: in use": {drive: func(t *testing.T, b *bare) (*slot, func()) {
-		s, seq := b.lent(t)
-		other := (s.load().shard() + 1) & b.p.parkMask
-		return s, func() {
-			if !b.p.moveShard(s, seq, other) {
-				t.Error("moveShard refused the holder")
-			}
-		}
 	}},
 	"relist: in use": {fifo: true, drive: func(t *testing.T, b *bare) (*slot, func()) {
 		s, seq := b.lent(t)
@@ -209,6 +200,9 @@ func TestSlotMoves(t *testing.T) {
 			if before.kind() != m.from || after.kind() != m.to || (after.seq() != before.seq()) != m.lent {
 				t.Errorf("%s moved slot %d from %v (seq %d) to %v (seq %d)", m.fn, s.idx, before.kind(), before.seq(), after.kind(), after.seq())
 			}
+			if after.shard() != before.shard() && after.seq() == before.seq() {
+				t.Errorf("%s moved slot %d from shard %d to %d under seq %d", m.fn, s.idx, before.shard(), after.shard(), after.seq())
+			}
 			if !checkMoves {
 				return
 			}
@@ -241,4 +235,20 @@ func unlisted(m slotMove, move func()) (err *unlistedMove) {
 	}()
 	move()
 	return nil
+}
+
+// The shard in a slot's state changes only with its seq (park.go): under
+// the race detector, a CAS that moves it otherwise panics, whoever makes
+// it.
+func TestShardMovesOnlyWithSeq(t *testing.T) {
+	if !checkMoves {
+		t.Skip("slot moves are checked only under the race detector")
+	}
+	b := newBare(false)
+	s, _ := b.lent(t)
+	st := s.load()
+	err := unlisted(slotMove{}, func() { s.cas(st, st.withShard(st.shard()+1)) })
+	if err == nil || err.why == "" {
+		t.Fatalf("a holder's CAS moving its slot's shard: caught %v, want a panic naming the rule", err)
+	}
 }

@@ -38,8 +38,9 @@ type waiter struct {
 	done       <-chan struct{}
 	prev, next *waiter
 	queued     bool
-	woken      bool  // a wake-up is in ch, or being acted on
-	since      int64 // core.since() when the wait began
+	woken      bool   // a wake-up is in ch, or being acted on
+	since      int64  // core.since() when the wait began
+	home       uint32 // the taker's home shard, recorded in what it is handed
 }
 
 // A handoff is what a waiter receives: a slot handed out to it, a wake-up
@@ -79,10 +80,11 @@ func (c *waiterCache) put(w *waiter) {
 // sleeps on its channel; the queue is a list under p.mu, so that a waiter
 // can leave it from anywhere when its context ends.
 
-// acquireSlow queues the caller as a waiter and blocks until it is served
-// or ctx ends.
-func (p *core) acquireSlow(ctx context.Context) (*slot, uint32, error) {
+// acquireSlow queues the caller, whose home is shard h, as a waiter and
+// blocks until it is served or ctx ends.
+func (p *core) acquireSlow(ctx context.Context, h uint32) (*slot, uint32, error) {
 	w := p.waiters.get(ctx)
+	w.home = h
 	p.mu.Lock()
 	if p.qclosed {
 		p.mu.Unlock()
@@ -255,7 +257,7 @@ func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (w *waiter, ok bo
 	if w == nil {
 		return nil, true
 	}
-	if _, ok := s.handOut(from, seq); !ok {
+	if _, ok := s.handOut(from, seq, w.home); !ok {
 		p.requeueLocked(w)
 		return nil, false
 	}
@@ -277,7 +279,7 @@ func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (w *waiter, ok bo
 // under the lock that every waiter and every giver to a waiter takes.
 func (p *core) serveIdle() {
 	for p.waiting.Load() > 0 {
-		s, seq := p.acquireIdle()
+		s, seq := p.acquireIdle(p.home())
 		if s == nil {
 			return
 		}
@@ -297,7 +299,7 @@ func (p *core) serveIdle() {
 // serveIdleLocked is serveIdle with p.mu held.
 func (p *core) serveIdleLocked() {
 	for p.nwait > 0 {
-		s, seq := p.acquireIdle()
+		s, seq := p.acquireIdle(p.home())
 		if s == nil {
 			return
 		}
@@ -381,7 +383,7 @@ func (k *keeper[T]) putInService(s *slot) {
 // and otherwise go back to waiting, having told the pool to hand objects
 // straight to waiters if it has now waited past Config.HandoffAfter.
 func (p *core) compete(w *waiter) (*slot, uint32, bool) {
-	s, seq := p.acquireIdle()
+	s, seq := p.acquireIdle(w.home)
 	p.mu.Lock()
 	w.woken = false
 	if p.woken == w {
