@@ -28,9 +28,9 @@ type core struct {
 	starving atomic.Bool // HandoffAfter > 0 and a waiter has waited past it: hand objects straight to waiters
 	withUsed atomic.Bool // With has run: from then on Acquire looks for a lease in its context
 
-	_         [64]byte
-	parked    []parkedWord // per shard, the object given back there last; see park.go
-	parkMask  uint32       // len(parked)-1
+	_        [64]byte
+	parked   []parkedWord // per shard, the object given back there last; see park.go
+	parkMask uint32       // len(parked)-1
 
 	// The shards above are read on every take and give-back and never
 	// written after init; the idle list's head below is written by every
