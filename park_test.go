@@ -282,6 +282,7 @@ func TestHomesOfGoroutinesStartedTogether(t *testing.T) {
 	// 16 goroutines hashed at random into 64 shards share one with
 	// another now and then, three in one rarely; four of a block share
 	// one always.
+	t.Logf("%d goroutines started together: %d homes among %d shards, at most %d in one", n, len(per), maxParkShards, most)
 	if most > 3 || len(per) < n/2 {
 		t.Errorf("%d goroutines started together have %d homes, up to %d in one shard; want at least %d, at most 3 in one", n, len(per), most, n/2)
 	}
