@@ -116,9 +116,7 @@ func (p *core) settle(s *slot, h uint32) (got bool, seq uint32) {
 		if st.kind() == kindIdle {
 			nst := st.handedOut().withShard(h) &^ listedBit
 			if s.cas(st, nst) {
-				if st.shard() != h {
-					p.leaveShard(s, st)
-				}
+				p.leaveShard(s, st)
 				return true, nst.seq()
 			}
 		} else if s.cas(st, st&^listedBit) {

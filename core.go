@@ -41,9 +41,10 @@ type core struct {
 	queue idleQueue
 
 	_         [64]byte
-	waiting   atomic.Int32 // nwait, readable without the lock
-	headSince atomic.Int64 // the oldest waiter's since, readable without the lock
-	wakeOut   atomic.Bool  // HandoffAfter > 0: a waiter is awake to compete for an object; wake no other
+	waiting   atomic.Int32  // nwait, readable without the lock
+	headSince atomic.Int64  // the oldest waiter's since, readable without the lock
+	headHome  atomic.Uint32 // the oldest waiter's home shard, for serveIdle to claim in
+	wakeOut   atomic.Bool   // HandoffAfter > 0: a waiter is awake to compete for an object; wake no other
 
 	mu         sync.Mutex // guards the wait queue
 	head, tail *waiter

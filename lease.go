@@ -13,7 +13,10 @@ import (
 // destroy an object that has since been lent to someone else.
 //
 // A Lease is a small value, safe to copy; its copies are the same lease.
-// The zero Lease holds nothing.
+// The zero Lease holds nothing. Like an *os.File, a lease is given back by
+// one goroutine: Release, Destroy and Hijack of one lease racing each
+// other from two goroutines are a data race, which the race detector
+// reports, and the later of the two may go unrefused.
 //
 // A lease that becomes unreachable without being given back is found by the
 // garbage collector: the pool logs LEAK-DETECTED, destroys the object and
@@ -179,10 +182,10 @@ func current(t *ticket, seq uint32) (*slot, bool) {
 	// parked: given back and parked, the slot keeps the seq until a taker
 	// claims it. So the state first, then the word of the shard it names,
 	// then the state again: a parked object is claimed (its state changed)
-	// before its word is replaced, and a give-back moves the shard before
-	// it parks, so a state unchanged across the word's read means that the
-	// word read was the one to read. A state that changed meanwhile is
-	// looked at again.
+	// before its word is replaced, and the shard changes only with the seq,
+	// so a state unchanged across the word's read means that the word read
+	// was the one to read. A state that changed meanwhile is looked at
+	// again.
 	for {
 		st := s.load()
 		if st.kind() != kindInUse || st.seq() != seq {

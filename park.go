@@ -38,15 +38,18 @@ import (
 // uncontended cycle a CAS; a taker looking through other shards' words
 // clears each word it takes from or finds stale, so that the next look
 // passes over it without reading the slot, whose cache line its holder
-// writes. A claim that moves an object to another shard clears the word of
-// the shard it leaves if that still names the slot (leaveShard). Two rules
-// keep this safe:
+// writes. Every other claim clears the word of the shard the object was
+// in if it still names the slot (leaveShard). Three rules keep this safe:
 //
 //   - the word is replaced or cleared only after the object it names has
 //     been claimed, so a lease that was already given back sees either its
 //     object parked or its seq gone, never a gap in between;
-//   - a claim compares the whole state word, seq included, so a stale word
-//     can never claim the slot from its next holder.
+//   - a claim through a word compares the whole state word, seq included,
+//     and claims only a slot whose state names that word's shard, so a
+//     stale word can never claim the slot from its next holder;
+//   - a stale word is overwritten or cleared within a hand-out or two of
+//     the slot (leaveShard), so that it cannot outlive the seq coming
+//     round again.
 //
 // LIFO pools only: parking the newest object contradicts FIFO. Reuse is
 // last in, first out per shard, and then through the idle list, which a
@@ -121,11 +124,13 @@ func (p *core) wordOf(st state) *atomic.Uint64 { return &p.parked[st.shard()&p.p
 // park parks a slot that the caller holds in use with seq in the word of
 // the shard its state names, the one its taker looked in, moving the
 // object parked there before it, if it is still parked, to the idle list.
-// It reports false, and parks nothing, if the slot is not in use with seq:
-// a second give-back of a lease, racing the first, that found the lease in
-// force before the first parked it.
-func (p *core) park(s *slot, seq uint32) bool {
-	st := s.load()
+// It reports false, and parks nothing, if the slot is not in use with seq,
+// or is parked with seq already: a second give-back of a lease that found
+// the lease in force before the first parked it.
+func (p *core) park(s *slot, seq uint32) bool { return p.parkFrom(s, s.load(), seq) }
+
+// parkFrom is park, from st, the state of slot s as the caller read it.
+func (p *core) parkFrom(s *slot, st state, seq uint32) bool {
 	if st.kind() != kindInUse || st.seq() != seq {
 		return false
 	}
@@ -133,6 +138,9 @@ func (p *core) park(s *slot, seq uint32) bool {
 	word := p.wordOf(st)
 	for {
 		v := word.Load()
+		if v == mine {
+			return false
+		}
 		if v != 0 {
 			// Claim the parked object by listing it; if it is no longer
 			// in use under the parked seq, someone took it already and the
@@ -144,16 +152,28 @@ func (p *core) park(s *slot, seq uint32) bool {
 			}
 		}
 		if word.CompareAndSwap(v, mine) {
-			return true
+			break
 		}
 	}
+	if s.load() != st {
+		// Claimed since the check above: by a taker, of what this parked
+		// (fine), or, before this parked, of what a racing give-back of
+		// the same lease parked, in which case the word now names a seq
+		// that has moved on, in a shard the object may have left. Either
+		// way the word is stale, and a stale word left in a shard that
+		// the object has left is never cleared by its next claims.
+		word.CompareAndSwap(mine, 0)
+	}
+	return true
 }
 
 // leaveShard clears the word of the shard in st, the state of slot s
-// before a claim that moved it to another shard, if the word still names
-// the slot. The claim made it stale; left alone it could outlive the
-// slot's seq coming round again (2^32 hand-outs), and a taker looking
-// through the shards would then claim the object from its holder.
+// before a claim, if the word names the slot: the claim made it stale.
+// Every claim but a taker's through its own home word does so (that one
+// leaves the word for its give-back to park over): so a stale word is
+// overwritten or cleared within a hand-out or two, and cannot outlive
+// the slot's seq coming round again (2^32 hand-outs), after which it
+// would name the slot's next holder's seq, and claim the object from it.
 func (p *core) leaveShard(s *slot, st state) {
 	word := p.wordOf(st)
 	if v := word.Load(); v != 0 {
@@ -180,7 +200,7 @@ func (p *core) acquireParked(i, h uint32) (*slot, uint32) {
 	idx, seq := unpackParked(v)
 	s := &p.slots[idx]
 	st := s.load()
-	if st.kind() == kindInUse && st.seq() == seq {
+	if st.kind() == kindInUse && st.seq() == seq && st.shard() == i {
 		nst := st.handedOut().withShard(h)
 		if !s.cas(st, nst) {
 			return nil, 0

@@ -506,8 +506,7 @@ func TestWaiterHandedOutInItsShard(t *testing.T) {
 			b := twoShards(t)
 			var s *slot
 			var seq uint32
-			w := b.waiter()
-			w.home = 1
+			w := b.waiterIn(1)
 			if by == "the keeper" {
 				s = b.installed()
 				b.k.putInService(s)
@@ -532,5 +531,119 @@ func TestWaiterHandedOutInItsShard(t *testing.T) {
 				t.Errorf("given back by the waiter: parked %v in shard %d, want parked in shard 1", b.p.isParked(s.idx, st.seq()), s.load().shard())
 			}
 		})
+	}
+}
+
+// An object that serveIdle finds idle for a waiter, one given back as the
+// waiter queued, is claimed in the oldest waiter's home shard, whichever
+// goroutine serves it.
+func TestServeIdleInWaitersShard(t *testing.T) {
+	b := twoShards(t)
+	o := b.idle()
+	for h := range uint32(len(b.p.parked)) {
+		s, seq := b.p.takeIdle()
+		if s != o {
+			t.Fatalf("took %v, want slot %d", s, o.idx)
+		}
+		w := b.waiterIn(h)
+		b.p.park(o, seq) // its giver saw no waiter
+		b.p.serveIdle()
+		served(t, w, o)
+		if sh := o.load().shard(); sh != h {
+			t.Errorf("a waiter of shard %d was handed the object in shard %d", h, sh)
+		}
+		b.p.release(o, o.load().seq())
+	}
+}
+
+// A second give-back of a lease that found it in force before the first
+// parked the object finds the object parked under its seq, and is
+// refused: the object stays parked, once.
+func TestSecondGiveBackOfParkedRefused(t *testing.T) {
+	b := newBare(false)
+	s, seq := b.lent(t)
+	l := Lease[*int]{p: b.p, t: b.p.lend(s), seq: seq}
+	if _, ok := current(l.t, l.seq); !ok { // the second give-back's check
+		t.Fatal("the lease is not in force")
+	}
+	if err := l.Release(); err != nil {
+		t.Fatalf("first Release: %v", err)
+	}
+	if b.p.releaseLease(s, l.t, l.seq) { // the rest of the second
+		t.Error("a second give-back of a parked lease was accepted")
+	}
+	if st := s.load(); st.kind() != kindInUse || st.listed() || !b.p.isParked(s.idx, seq) {
+		t.Errorf("after the second give-back the slot is %v (listed %v, parked %v), want parked once", st.kind(), st.listed(), b.p.isParked(s.idx, seq))
+	}
+}
+
+// A second give-back racing a taker of another shard, which claims what
+// the first parked and clears the word of the shard it takes it from:
+// the second give-back, past its check of the state, may find that word
+// cleared and park there. It must not leave the word naming the slot
+// under its old seq in a shard the object has left, where no later claim
+// would clear it.
+func TestSecondGiveBackLeavesNoWordBehind(t *testing.T) {
+	b := twoShards(t)
+	s := b.idle()
+	_, n := b.p.acquireIdle(1)
+	b.p.release(s, n)   // the first give-back: parked in shard 1
+	checked := s.load() // the second give-back's check of the state
+	got, _ := b.p.acquireIdle(0)
+	if got != s || b.p.parked[1].Load() != 0 {
+		t.Fatalf("the taker of shard 0 got %v and left shard 1's word at %#x, want slot %d and the word cleared", got, b.p.parked[1].Load(), s.idx)
+	}
+	b.p.parkFrom(s, checked, n) // the rest of the second give-back
+	if v := b.p.parked[1].Load(); v != 0 {
+		idx, seq := unpackParked(v)
+		t.Errorf("shard 1's word names slot %d under seq %d, with the slot at seq %d in shard %d", idx, seq, s.load().seq(), s.load().shard())
+	}
+}
+
+// A claim through a taker's own home word leaves the word stale; if the
+// object then keeps that shard without being parked again (handed from
+// holder to waiter in the same shard, as in a pool that stays busy), the
+// hand-off clears the word. Left, it would name the holder's seq again
+// after 2^32 hand-offs: the holder's lease would read as given back, and a
+// taker would claim the object from its holder.
+func TestStaleHomeWordClearedByHandOff(t *testing.T) {
+	b := twoShards(t)
+	s := b.idle()
+	_, n := b.p.acquireIdle(1)
+	b.p.release(s, n) // parked in shard 1 under n
+	got, n1 := b.p.acquireIdle(1)
+	if got != s {
+		t.Fatalf("took %v, want slot %d", got, s.idx)
+	}
+	w := b.waiterIn(1)
+	b.p.release(s, n1) // to a waiter of shard 1: the same shard, not parked
+	served(t, w, s)
+	if v := b.p.parked[1].Load(); v != 0 {
+		idx, seq := unpackParked(v)
+		t.Errorf("after the hand-off shard 1's word names slot %d, seq %d", idx, seq)
+	}
+	// As after 2^32 hand-offs: lent under seq n again.
+	s.state.Store(uint64(s.load()&^(state(0xFFFFFFFF)<<seqShift) | state(uint64(n)<<seqShift)))
+	if _, ok := current(s.ticket, n); !ok {
+		t.Errorf("the holder's lease (seq %d), in force, reads as given back", n)
+	}
+	if c := b.p.census(); c.inUse != 1 {
+		t.Errorf("census: %+v, want 1 in use", c)
+	}
+	if o, _ := b.p.acquireIdle(0); o == s {
+		t.Errorf("slot %d, lent, was handed out again through a stale word", s.idx)
+	}
+}
+
+// A word claims only a slot whose state names the word's shard: a word
+// naming a held object under its current seq, in a shard the object is
+// not in, however it came to be there, claims nothing.
+func TestWordOfAnotherShardClaimsNothing(t *testing.T) {
+	b := twoShards(t)
+	s := b.idle()
+	_, n := b.p.acquireIdle(0)
+	b.p.parked[1].Store(packParked(s.idx, n))
+	if o, _ := b.p.acquireIdle(1); o == s {
+		t.Errorf("slot %d, held in shard 0, was claimed through shard 1's word", s.idx)
 	}
 }

@@ -158,9 +158,7 @@ func (s *slot) handOut(from slotKind, seq uint32, h uint32) (state, bool) {
 		}
 		nst := st.handedOut().withShard(h)
 		if s.cas(st, nst) {
-			if st.shard() != h {
-				s.c.leaveShard(s, st)
-			}
+			s.c.leaveShard(s, st)
 			return nst, true
 		}
 	}

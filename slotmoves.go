@@ -47,7 +47,7 @@ var slotMoves = []slotMove{
 		who: "a holder, handing its object to a waiter (release)"},
 	{from: kindInUse, to: kindIdle, fn: "release",
 		who: "a holder, listing its object idle (FIFO)"},
-	{from: kindInUse, to: kindIdle, fn: "park",
+	{from: kindInUse, to: kindIdle, fn: "parkFrom",
 		who: "a holder parking its object, listing the one parked before it"},
 	{from: kindInUse, to: kindIdle, fn: "relist",
 		who: "a taker that claimed an object for waiters who all gave up (FIFO)"},

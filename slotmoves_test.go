@@ -44,9 +44,13 @@ func (b *bare) lent(t *testing.T) (*slot, uint32) {
 	return s, seq
 }
 
-// waiter queues a waiter.
-func (b *bare) waiter() *waiter {
+// waiter queues a waiter whose home is shard 0.
+func (b *bare) waiter() *waiter { return b.waiterIn(0) }
+
+// waiterIn queues a waiter whose home is shard h.
+func (b *bare) waiterIn(h uint32) *waiter {
 	w := b.p.waiters.get(context.Background())
+	w.home = h
 	b.p.mu.Lock()
 	w.since = b.p.since()
 	b.p.enqueueLocked(w)
@@ -128,7 +132,7 @@ var moveDrivers = map[string]struct {
 		s, seq := b.lent(t)
 		return s, func() { b.p.release(s, seq) }
 	}},
-	"park: in use": {drive: func(t *testing.T, b *bare) (*slot, func()) {
+	"parkFrom: in use": {drive: func(t *testing.T, b *bare) (*slot, func()) {
 		s, seq := b.lent(t)
 		o, oseq := b.lent(t)
 		b.p.release(s, seq) // parked

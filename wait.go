@@ -156,6 +156,7 @@ func (p *core) enqueueLocked(w *waiter) {
 	p.waiting.Store(int32(p.nwait))
 	if p.head == w {
 		p.headSince.Store(w.since)
+		p.headHome.Store(w.home)
 	}
 }
 
@@ -173,6 +174,7 @@ func (p *core) removeLocked(w *waiter) {
 		p.head = w.next
 		if w.next != nil {
 			p.headSince.Store(w.next.since)
+			p.headHome.Store(w.next.home)
 		}
 	}
 	if w.next != nil {
@@ -214,6 +216,7 @@ func (p *core) requeueLocked(w *waiter) {
 	}
 	p.head = w
 	p.headSince.Store(w.since)
+	p.headHome.Store(w.home)
 	p.nwait++
 	p.waiting.Store(int32(p.nwait))
 }
@@ -276,10 +279,12 @@ func (p *core) serveLocked(s *slot, from slotKind, seq uint32) (w *waiter, ok bo
 //
 // It claims each object before it takes p.mu, so that looking through
 // the idle objects, a read of every shard's parked word, is not done
-// under the lock that every waiter and every giver to a waiter takes.
+// under the lock that every waiter and every giver to a waiter takes; it
+// claims it in the oldest waiter's home shard, which is where the object
+// goes back unless another waiter is served it.
 func (p *core) serveIdle() {
 	for p.waiting.Load() > 0 {
-		s, seq := p.acquireIdle(p.home())
+		s, seq := p.acquireIdle(p.headHome.Load())
 		if s == nil {
 			return
 		}
@@ -299,7 +304,7 @@ func (p *core) serveIdle() {
 // serveIdleLocked is serveIdle with p.mu held.
 func (p *core) serveIdleLocked() {
 	for p.nwait > 0 {
-		s, seq := p.acquireIdle(p.home())
+		s, seq := p.acquireIdle(p.head.home)
 		if s == nil {
 			return
 		}
