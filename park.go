@@ -155,13 +155,16 @@ func (p *core) parkFrom(s *slot, st state, seq uint32) bool {
 			break
 		}
 	}
-	if s.load() != st {
+	if now := s.load(); now.kind() != kindInUse || now.seq() != seq {
 		// Claimed since the check above: by a taker, of what this parked
 		// (fine), or, before this parked, of what a racing give-back of
 		// the same lease parked, in which case the word now names a seq
 		// that has moved on, in a shard the object may have left. Either
 		// way the word is stale, and a stale word left in a shard that
-		// the object has left is never cleared by its next claims.
+		// the object has left is never cleared by its next claims. Every
+		// claim changes the kind or the seq; the one change that does
+		// neither, a taker clearing the listed bit of a stale idle-list
+		// entry (settle), claims nothing, and the object stays parked.
 		word.CompareAndSwap(mine, 0)
 	}
 	return true

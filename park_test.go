@@ -279,12 +279,13 @@ func TestHomesOfGoroutinesStartedTogether(t *testing.T) {
 		per[h]++
 		most = max(most, per[h])
 	}
-	// 16 goroutines hashed at random into 64 shards share one with
-	// another now and then, three in one rarely; four of a block share
-	// one always.
 	t.Logf("%d goroutines started together: %d homes among %d shards, at most %d in one", n, len(per), maxParkShards, most)
-	if most > 3 || len(per) < n/2 {
-		t.Errorf("%d goroutines started together have %d homes, up to %d in one shard; want at least %d, at most 3 in one", n, len(per), most, n/2)
+	// 16 goroutines hashed at random into 64 shards have 14 homes on
+	// average, fewer than 9 about once in 10^5; four of a block share one
+	// always, and have 4 or 5. (Stacks reused from goroutines that have
+	// ended lie anywhere: that is the random case.)
+	if len(per) < n/2+1 {
+		t.Errorf("%d goroutines started together have %d homes, up to %d in one shard; want at least %d", n, len(per), most, n/2+1)
 	}
 }
 
@@ -645,5 +646,49 @@ func TestWordOfAnotherShardClaimsNothing(t *testing.T) {
 	b.p.parked[1].Store(packParked(s.idx, n))
 	if o, _ := b.p.acquireIdle(1); o == s {
 		t.Errorf("slot %d, held in shard 0, was claimed through shard 1's word", s.idx)
+	}
+}
+
+// A slot can be in use with its listed bit set and its index still in the
+// idle stack: the keeper reserved it while it was idle and listed (to
+// test or evict it), then handed it to a waiter. When the waiter gives it
+// back, a taker popping that index clears the bit (settle) between park's
+// read of the state and its word's CAS. That claims nothing: the object
+// stays parked, idle, found by takers and by Close, and the lease given
+// back stays given back.
+func TestListedBitClearedWhileParking(t *testing.T) {
+	b := twoShards(t)
+	s := b.idle()
+	if !b.p.reserveIdle(s, s.load()) { // the keeper, to test it
+		t.Fatal("reserveIdle failed")
+	}
+	w := b.waiterIn(1)
+	b.k.putInService(s) // to the waiter, its index still listed
+	served(t, w, s)
+	tk := b.p.lend(s)
+	st := s.load()
+	n := st.seq()
+	if st.kind() != kindInUse || !st.listed() {
+		t.Fatalf("the slot is %v (listed %v), want in use and listed", st.kind(), st.listed())
+	}
+	s.ticket = tk                             // the waiter gives it back: park reads st,
+	if o, _ := b.p.acquireIdle(0); o != nil { // a taker pops the stale index,
+		t.Fatalf("the taker got slot %d, want nothing", o.idx)
+	}
+	if !b.p.parkFrom(s, st, n) { // and park goes on from st
+		t.Fatal("park refused")
+	}
+	if !b.p.isParked(s.idx, n) {
+		t.Errorf("the object given back under seq %d is not parked: word %#x", n, b.p.parked[1].Load())
+	}
+	if _, ok := current(tk, n); ok {
+		t.Errorf("the lease given back (seq %d) reads as in force", n)
+	}
+	if c := b.p.census(); c.idle != 1 || c.inUse != 0 {
+		t.Errorf("census %+v, want 1 idle", c)
+	}
+	b.k.retireIdle(causeClose)
+	if k := s.load().kind(); k != kindReserved {
+		t.Errorf("after Close's retireIdle the object is %v, want reserved, on its way to be destroyed", k)
 	}
 }
