@@ -42,11 +42,10 @@ func (p *core) acquire(ctx context.Context) (*slot, uint32, error) {
 // home is shard h (home): the one parked in h first, then the idle list,
 // then those parked in other shards. It returns the slot moved to in use
 // with seq, its state recording h, where the object will be parked when
-// it is given back; or nil when none is idle. Callers pass p.home() from
-// their own frame, which the compiler inlines, rather than this calling
-// it: the uncontended take makes one call fewer.
+// it is given back; or nil when none is idle. A take passes p.home(), read
+// in its own frame; a waiter's, the home its take read (waiter.home).
 func (p *core) acquireIdle(h uint32) (*slot, uint32) {
-	// acquireUsable's first call, written out: the uncontended cycle
+	// acquireUsable for the home shard, written out: the uncontended take
 	// makes one call fewer.
 	if s, seq := p.acquireParked(h, h); s != nil {
 		if _, bad := p.unusable(s); !bad {
