@@ -3,12 +3,8 @@
 # machine: the bench module's contended cells, actorpool at its defaults
 # beside smartconnpool, from two bench binaries, the pool before the change
 # (.dev/bench-before.test.xz) and after it (.dev/bench.test.xz), the two
-# alternating pass by pass. Build both from the repository's root with
-#
-#   git worktree add --detach /tmp/before a3b0722^ && (cd /tmp/before/bench && go test -c -ldflags='-s -w' -o "$OLDPWD/.dev/bench-before.test" .)
-#   (cd bench && go test -c -ldflags='-s -w' -o ../.dev/bench.test .) && xz -6 -T0 -f .dev/bench*.test
-#
-# then run it in one call with .dev carried:
+# alternating pass by pass. Pack both with homes16-pack.sh, then run it in
+# one call with .dev carried:
 #
 #   bash bench/results/issue23/device/homes16.sh "$OUT" [PASSES]   # default 6, about 40 s each
 #
