@@ -72,17 +72,17 @@ type parkedWord struct {
 	_ [56]byte
 }
 
-// initParked makes the parked words: parkShardsPerProc per processor,
-// rounded up to a power of two, within the bounds above. A FIFO pool
-// parks nothing, and gets one word, always empty, so that a take that
-// finds the idle list empty does not look through the others.
+// initParked picks how many of the parked words the pool uses:
+// parkShardsPerProc per processor, rounded up to a power of two, within
+// the bounds above. A FIFO pool parks nothing, and uses one word, always
+// empty, so that a take that finds the idle list empty does not look
+// through the others.
 func (p *core) initParked() {
 	procs := runtime.GOMAXPROCS(0)
 	n := 1
 	for !p.cfg.FIFO && n < parkShardsPerProc*procs && n < 2*p.cfg.MaxObjects && n < maxParkShards {
 		n <<= 1
 	}
-	p.parked = make([]parkedWord, n)
 	p.parkMask = uint32(n - 1)
 }
 
@@ -119,7 +119,7 @@ func (p *core) isParked(idx int32, seq uint32) bool {
 func (p *core) parkedWord(s *slot) *atomic.Uint64 { return p.wordOf(s.load()) }
 
 // wordOf returns the word of the shard in st.
-func (p *core) wordOf(st state) *atomic.Uint64 { return &p.parked[st.shard()&p.parkMask].Uint64 }
+func (p *core) wordOf(st state) *atomic.Uint64 { return &p.parked[st.shard()].Uint64 }
 
 // park parks a slot that the caller holds in use with seq in the word of
 // the shard its state names, the one its taker looked in, moving the

@@ -48,8 +48,8 @@ func TestStaleParkedWord(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		before := s.load()
-		for h := range b.p.parked {
-			if o, _ := b.p.acquireParked(uint32(h), uint32(h)); o != nil {
+		for h := range b.p.parkMask + 1 {
+			if o, _ := b.p.acquireParked(h, h); o != nil {
 				t.Errorf("%s: a stale parked word claimed slot %d", when, o.idx)
 			}
 		}
@@ -160,7 +160,7 @@ func (p *core) takeIdle() (*slot, uint32) { return p.acquireIdle(p.home()) }
 func twoShards(t *testing.T) *bare {
 	t.Helper()
 	b := newBare(false)
-	if len(b.p.parked) < 2 {
+	if b.p.parkMask == 0 {
 		t.Skip("one parked word: GOMAXPROCS is 1 and the pool tiny")
 	}
 	return b
@@ -257,7 +257,6 @@ func TestHomesOfGoroutinesStartedTogether(t *testing.T) {
 	b := newBare(false)
 	// As many shards as the most processors give, whatever this machine
 	// has, so that the spread is the hash's and not the shard count's.
-	b.p.parked = make([]parkedWord, maxParkShards)
 	b.p.parkMask = maxParkShards - 1
 	homes := make([]uint32, n)
 	var ready, done sync.WaitGroup
@@ -364,7 +363,7 @@ func TestParkedInManyShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.parked) < 2 {
+	if p.parkMask == 0 {
 		t.Skip("one parked word: GOMAXPROCS is 1")
 	}
 	// Each object taken and given back by a goroutine of its own, all
@@ -541,7 +540,7 @@ func TestWaiterHandedOutInItsShard(t *testing.T) {
 func TestServeIdleInWaitersShard(t *testing.T) {
 	b := twoShards(t)
 	o := b.idle()
-	for h := range uint32(len(b.p.parked)) {
+	for h := range b.p.parkMask + 1 {
 		s, seq := b.p.takeIdle()
 		if s != o {
 			t.Fatalf("took %v, want slot %d", s, o.idx)
