@@ -106,6 +106,9 @@ type Config struct {
 	// FIFO reuses the object idle the longest first, spreading use over
 	// every object. The default, last-in first-out, reuses the most
 	// recently given back, so that surplus objects go idle and age out.
+	// On many cores the order is kept per shard (a few per processor),
+	// so that a goroutine that takes and gives back in a loop reuses its
+	// own object.
 	FIFO bool
 
 	// Logger receives the pool's events: leaks, failed creates and tests,
