@@ -334,12 +334,9 @@ func TestTakeParkedInOtherShard(t *testing.T) {
 func TestWaiterServedFromOtherShard(t *testing.T) {
 	b := twoShards(t)
 	o := b.idle()
-	// Not serveIdle's home, unless its frame is in another block of this
-	// goroutine's stack than this one: then it tests the home word only.
-	other := (b.p.home() + 1) & b.p.parkMask
-	_, oseq := b.p.acquireIdle(other)
-	w := b.waiter()
-	b.p.park(o, oseq)
+	_, oseq := b.p.acquireIdle(1)
+	w := b.waiterIn(0) // serveIdle claims in shard 0 for it
+	b.p.park(o, oseq)  // in shard 1
 	b.p.serveIdle()
 	select {
 	case h := <-w.ch:
