@@ -43,10 +43,12 @@ import (
 //
 //   - the word is replaced or cleared only after the object it names has
 //     been claimed, so a lease that was already given back sees either its
-//     object parked or its seq gone, never a gap in between;
-//   - a claim through a word compares the whole state word, seq included,
-//     and claims only a slot whose state names that word's shard, so a
-//     stale word can never claim the slot from its next holder;
+//     object parked or claimed (its seq gone, or its kind no longer in
+//     use), never a gap in between;
+//   - a claim through a word, a taker's or a giver's making room,
+//     compares the state's kind and seq and claims only a slot whose
+//     state names that word's shard, so a stale word can never claim the
+//     slot from its next holder;
 //   - a stale word is overwritten or cleared within a hand-out or two of
 //     the slot (leaveShard), so that it cannot outlive the seq coming
 //     round again.
@@ -114,8 +116,8 @@ func (p *core) isParked(idx int32, seq uint32) bool {
 	return p.parkedWord(&p.slots[idx]).Load() == packParked(idx, seq)
 }
 
-// parkedWord returns the word slot s was last parked in, or the first
-// word if it was never parked.
+// parkedWord returns the word slot s is parked in, if it is: that of the
+// shard its last hand-out recorded.
 func (p *core) parkedWord(s *slot) *atomic.Uint64 { return p.wordOf(s.load()) }
 
 // wordOf returns the word of the shard in st.
@@ -147,7 +149,7 @@ func (p *core) parkFrom(s *slot, st state, seq uint32) bool {
 			// word is stale.
 			idx, oseq := unpackParked(v)
 			o := &p.slots[idx]
-			if ost := o.load(); ost.kind() == kindInUse && ost.seq() == oseq {
+			if ost := o.load(); ost.kind() == kindInUse && ost.seq() == oseq && ost.shard() == st.shard() {
 				p.list(o, kindInUse, oseq)
 			}
 		}

@@ -688,3 +688,28 @@ func TestListedBitClearedWhileParking(t *testing.T) {
 		t.Errorf("after Close's retireIdle the object is %v, want reserved, on its way to be destroyed", k)
 	}
 }
+
+// A giver making room in its word lists the object the word names only if
+// that object's state names the word's shard: a word naming a held object
+// under its current seq, in a shard the object is not in, however it came
+// to be there, makes the give-back list nothing.
+func TestGiverListsNothingOfAnotherShard(t *testing.T) {
+	b := twoShards(t)
+	s := b.idle()
+	if got, _ := b.p.acquireIdle(0); got != s {
+		t.Fatalf("took %v, want slot %d", got, s.idx)
+	}
+	n := s.load().seq()
+	o := b.idle()
+	if got, _ := b.p.acquireIdle(1); got != o {
+		t.Fatalf("the taker of shard 1 got %v, want slot %d", got, o.idx)
+	}
+	b.p.parked[1].Store(packParked(s.idx, n))
+	b.p.release(o, o.load().seq()) // parks in shard 1, over that word
+	if st := s.load(); st.kind() != kindInUse || st.seq() != n {
+		t.Errorf("slot %d, held in shard 0 under seq %d, is %v (seq %d) after a give-back in shard 1", s.idx, n, st.kind(), st.seq())
+	}
+	if again, _ := b.p.acquireIdle(0); again == s {
+		t.Errorf("slot %d, lent, was handed out again", s.idx)
+	}
+}

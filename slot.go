@@ -16,8 +16,9 @@ import (
 //	           popped by a taker that has yet to settle it)
 //	bits 8-13  shard: the home of the taker the object was last handed
 //	           to, whose parked word it is parked in when given back (see
-//	           park.go); it changes only with the seq, in a taker's claim,
-//	           so that neither a holder nor a stale give-back can move it
+//	           park.go); it changes only with the seq, when the object is
+//	           handed out (to a taker, or to a waiter by a holder or the
+//	           keeper), so that no give-back, stale or not, can move it
 //	bits 32-63 seq: bumped each time the object is handed out; a lease
 //	           carries the seq it was given, so a stale lease never matches
 //
