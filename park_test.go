@@ -488,7 +488,7 @@ func TestLeftShardWordCleared(t *testing.T) {
 		t.Errorf("the shard the object left still names slot %d, seq %d", idx, seq)
 	}
 	// As after 2^32 hand-outs: lent under seq n again.
-	s.state.Store(uint64(s.load()&^(state(0xFFFFFFFF)<<seqShift) | state(uint64(n)<<seqShift)))
+	setSeq(s, n)
 	if o, _ := b.p.acquireIdle(0); o == s {
 		t.Errorf("slot %d, lent, was handed out again through a stale word (seq %d, taken as %d)", s.idx, n, n2)
 	}
@@ -620,7 +620,7 @@ func TestStaleHomeWordClearedByHandOff(t *testing.T) {
 		t.Errorf("after the hand-off shard 1's word names slot %d, seq %d", idx, seq)
 	}
 	// As after 2^32 hand-offs: lent under seq n again.
-	s.state.Store(uint64(s.load()&^(state(0xFFFFFFFF)<<seqShift) | state(uint64(n)<<seqShift)))
+	setSeq(s, n)
 	if _, ok := current(s.ticket, n); !ok {
 		t.Errorf("the holder's lease (seq %d), in force, reads as given back", n)
 	}
@@ -712,4 +712,10 @@ func TestGiverListsNothingOfAnotherShard(t *testing.T) {
 	if again, _ := b.p.acquireIdle(0); again == s {
 		t.Errorf("slot %d, lent, was handed out again", s.idx)
 	}
+}
+
+// setSeq puts slot s at seq n, keeping the rest of its state, as 2^32
+// hand-outs would.
+func setSeq(s *slot, n uint32) {
+	s.state.Store(uint64(s.load()&^(state(0xFFFFFFFF)<<seqShift) | state(uint64(n)<<seqShift)))
 }

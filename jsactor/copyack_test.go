@@ -284,6 +284,24 @@ func firstRunLost(t *testing.T, ctx context.Context, nc *nats.Conn, name string,
 	return a
 }
 
+// wantFirstAndThirdRun sends one task to a, an actor from firstRunLost,
+// waits until it is done and closes a, and checks that the task ran as its
+// first and third deliveries only (why says why not the second), and was
+// completed with two deliveries lost: the first, and the second, left.
+func wantFirstAndThirdRun(t *testing.T, ctx context.Context, a *Actor[string], seen *runs, why string) {
+	t.Helper()
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	if r := seen.list(); len(r) != 2 || r[1].ID != id || r[1].Attempt != 3 {
+		t.Errorf("runs = %+v, want attempts 1 and 3 of task %d: %s", r, id, why)
+	}
+	wantCompletedLostTwice(t, s)
+}
+
 // wantCompletedLostTwice checks the stats of an actor that took one task
 // and completed it after losing two deliveries of it.
 func wantCompletedLostTwice(t *testing.T, s Stats) {
@@ -322,17 +340,7 @@ func TestSlowProbeBeforeRun(t *testing.T) {
 			return nil
 		},
 	})
-	id, err := a.Send(ctx, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	drained(t, ctx, a)
-	s := closedStats(t, ctx, a)
-	r := seen.list()
-	if len(r) != 2 || r[1].ID != id || r[1].Attempt != 3 {
-		t.Errorf("runs = %+v, want attempts 1 and 3 of task %d: the second delivery's lease ran out before it could run", r, id)
-	}
-	wantCompletedLostTwice(t, s)
+	wantFirstAndThirdRun(t, ctx, a, &seen, "the second delivery's lease ran out before it could run")
 }
 
 // A redelivered task whose question to the server about earlier
@@ -355,15 +363,5 @@ func TestUnansweredProbeCountsLost(t *testing.T) {
 			return nil
 		},
 	})
-	id, err := a.Send(ctx, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	drained(t, ctx, a)
-	s := closedStats(t, ctx, a)
-	r := seen.list()
-	if len(r) != 2 || r[1].ID != id || r[1].Attempt != 3 {
-		t.Errorf("runs = %+v, want attempts 1 and 3 of task %d: the second delivery could not ask and was left", r, id)
-	}
-	wantCompletedLostTwice(t, s) // the first delivery and the second, left
+	wantFirstAndThirdRun(t, ctx, a, &seen, "the second delivery could not ask and was left")
 }
