@@ -41,13 +41,28 @@ func (p *core) retire(s *slot, seq uint32, from slotKind, cause destroyCause) bo
 	if _, ok := s.move(from, seq, kindReserved); !ok {
 		return false
 	}
+	p.retireReserved(s, cause)
+	return true
+}
+
+// retireIdleSlot retires a slot that the caller made idle with seq, unless
+// someone has claimed it since: a taker, who will find it doomed, or the
+// keeper.
+func (p *core) retireIdleSlot(s *slot, seq uint32, cause destroyCause) {
+	if st := s.load(); st.seq() == seq && p.reserveIdle(s, st) {
+		p.retireReserved(s, cause)
+	}
+}
+
+// retireReserved has the keeper destroy the object of a slot the caller
+// reserved.
+func (p *core) retireReserved(s *slot, cause destroyCause) {
 	s.leaving.Store(true)
 	if !p.post(message{kind: msgRetire, idx: s.idx, cause: cause}) {
 		// The keeper is gone: Close gave up waiting for this object, so
 		// its holder destroys it.
 		p.destroyInline(s, cause)
 	}
-	return true
 }
 
 // reserveIdle moves an idle or parked object, seen in state st, to

@@ -3,6 +3,8 @@ package actorpool
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 )
@@ -75,4 +77,44 @@ func TestReloadServesWaiterOfStaleCreate(t *testing.T) {
 		}
 		release(t, l)
 	})
+}
+
+// A give-back whose check for a doomed object ran just before Reload doomed
+// it, and that makes the object idle after Reload looked at the idle
+// objects, retires it itself: Reload's look and the give-back's after
+// going idle cannot both miss. Validate runs in the give-back between its
+// check of the doom and the object going idle; this one runs Reload there.
+func TestReloadRetiresObjectGoingIdleMeanwhile(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("FIFO=%v", fifo), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var p *Pool[*conn]
+				var reloadNow atomic.Bool
+				f := &factory{validate: func(*conn) error {
+					if reloadNow.Swap(false) {
+						if err := p.Reload(context.Background()); err != nil {
+							t.Error(err)
+						}
+					}
+					return nil
+				}}
+				p = newPool(t, f, Config{MaxObjects: 2, FIFO: fifo})
+				l := acquire(t, p)
+				reloadNow.Store(true)
+				release(t, l)
+				if reloadNow.Load() {
+					t.Fatal("Validate did not run in the give-back")
+				}
+				synctest.Wait()
+				if s := p.Stats(); s.Idle != 0 || s.DestroyedBy.Reloaded != 1 || f.destroys.Load() != 1 {
+					t.Errorf("object doomed by Reload while going idle left idle: %+v", s)
+				}
+				fresh := acquire(t, p)
+				if fresh.Value().id != 2 {
+					t.Errorf("take after Reload got conn %d, want a new conn 2", fresh.Value().id)
+				}
+				release(t, fresh)
+			})
+		})
+	}
 }
