@@ -26,6 +26,14 @@ func (p *core) release(s *slot, seq uint32) bool {
 		// Read before the hand-off, after which the slot is the waiter's.
 		short := p.shortHold(s, seq)
 		p.mu.Lock()
+		if c := s.doomed.Load(); c != 0 {
+			// Reload doomed it since the check above, and may have
+			// returned: the oldest waiter may be a take that queued
+			// after, which is owed a new object. Checked under the lock
+			// it queued under, so that the doom is seen if it did.
+			p.mu.Unlock()
+			return p.retire(s, seq, kindInUse, destroyCause(c-1))
+		}
 		w, ok := p.serveLocked(s, kindInUse, seq)
 		p.mu.Unlock()
 		if !ok {

@@ -118,3 +118,38 @@ func TestReloadRetiresObjectGoingIdleMeanwhile(t *testing.T) {
 		})
 	}
 }
+
+// A take that starts after Reload has returned gets a new object, even as
+// a waiter served by a give-back whose check for a doomed object ran just
+// before Reload doomed it. Validate runs in the give-back after that
+// check; this one runs Reload there, then queues a take and lets it wait.
+func TestReloadThenWaiterGetsNewObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p *Pool[*conn]
+		var reloadNow atomic.Bool
+		got := make(chan Lease[*conn], 1)
+		f := &factory{validate: func(*conn) error {
+			if reloadNow.Swap(false) {
+				if err := p.Reload(context.Background()); err != nil {
+					t.Error(err)
+				}
+				go func() { got <- acquire(t, p) }()
+				synctest.Wait()
+			}
+			return nil
+		}}
+		p = newPool(t, f, Config{MaxObjects: 1})
+		held := acquire(t, p)
+		reloadNow.Store(true)
+		release(t, held)
+		l := <-got
+		if id := l.Value().id; id != 2 {
+			t.Errorf("a take started after Reload returned got conn %d, want a new conn 2", id)
+		}
+		release(t, l)
+		synctest.Wait()
+		if s := p.Stats(); s.DestroyedBy.Reloaded != 1 || s.Total != 1 {
+			t.Errorf("after Reload and a take: %+v", s)
+		}
+	})
+}

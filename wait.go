@@ -289,6 +289,13 @@ func (p *core) serveIdle() {
 			return
 		}
 		p.mu.Lock()
+		if c := s.doomed.Load(); c != 0 {
+			// Reload doomed it since acquireIdle checked: see release.
+			p.mu.Unlock()
+			p.stats.unlent.Add(1)
+			p.retire(s, seq, kindInUse, destroyCause(c-1))
+			continue
+		}
 		w := p.nextWaiterLocked()
 		if w == nil {
 			p.stats.unlent.Add(1)
