@@ -86,8 +86,11 @@ func (k *keeper[T]) belowMinimum(pending int) bool {
 	}
 	c := k.p.census()
 	// Objects being destroyed are still counted alive, holding their
-	// place in MaxObjects, but they are not kept.
-	return k.alive-c.leaving < cfg.MinObjects || c.idle+pending < cfg.MinIdle
+	// place in MaxObjects, but they are not kept. Objects under test go
+	// back to idle when it passes: counting them out would create a
+	// replacement for each at every validation round.
+	testing := c.reserved - c.leaving
+	return k.alive-c.leaving < cfg.MinObjects || c.idle+testing+pending < cfg.MinIdle
 }
 
 // pendingCreates counts the creates in flight that will bring a usable

@@ -131,8 +131,16 @@ func (p *Pool) takeLease(ctx context.Context) (actorpool.Lease[*pooledConn], err
 		l, err := p.pool.Acquire(ctx)
 		if err != nil {
 			var we *actorpool.WaitError
-			if early && errors.As(err, &we) {
+			isWait := errors.As(err, &we)
+			if early && isWait {
 				p.canceledEarly.Add(1)
+			}
+			// actorpool counts as empty every failed take but those that
+			// never looked: on a context already ended (no wait, so
+			// Waited is zero) or on a closed pool. Where it is unsure, a
+			// take is left counted, so that the count never goes down.
+			if !(isWait && we.Waited == 0) && !errors.Is(err, actorpool.ErrClosed) {
+				p.emptyFailed.Add(1)
 			}
 			return l, takeError(ctx, err)
 		}

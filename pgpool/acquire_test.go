@@ -269,3 +269,53 @@ func TestPostgresStatCounts(t *testing.T) {
 		t.Errorf("CanceledAcquireCount at the end = %d, want 1", n)
 	}
 }
+
+// TestPostgresEmptyAcquireCountCountsSuccesses checks that
+// EmptyAcquireCount counts, as pgxpool's does, the takes that found no idle
+// connection and got one, waiting or connecting: not those that failed,
+// past their deadline or on a failed connect.
+func TestPostgresEmptyAcquireCountCountsSuccesses(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	refuse := errors.New("no password to hand")
+	var refusing atomic.Bool
+	p := newPGPool(t, dsn, testName(), func(c *Config) {
+		c.MaxConns = 1
+		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error {
+			if refusing.Load() {
+				return refuse
+			}
+			return nil
+		}
+	})
+	held, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Stat().EmptyAcquireCount(); n != 1 {
+		t.Fatalf("EmptyAcquireCount after a take that connected = %d, want 1", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := p.Acquire(ctx); err != context.DeadlineExceeded {
+		t.Fatalf("Acquire past its deadline = %v, want context.DeadlineExceeded", err)
+	}
+	if n := p.Stat().EmptyAcquireCount(); n != 1 {
+		t.Errorf("EmptyAcquireCount after a take that timed out = %d, want 1", n)
+	}
+	held.Destroy()
+	refusing.Store(true)
+	if _, err := p.Acquire(context.Background()); err != refuse {
+		t.Fatalf("Acquire while BeforeConnect fails = %v, want its error", err)
+	}
+	if n := p.Stat().EmptyAcquireCount(); n != 1 {
+		t.Errorf("EmptyAcquireCount after a take whose connect failed = %d, want 1", n)
+	}
+	refusing.Store(false)
+	if held, err = p.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	held.Release()
+	if n := p.Stat().EmptyAcquireCount(); n != 2 {
+		t.Errorf("EmptyAcquireCount after a take that connected = %d, want 2", n)
+	}
+}

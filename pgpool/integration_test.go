@@ -381,3 +381,24 @@ func TestPostgresAfterConnect(t *testing.T) {
 	adm := admin(t, dsn)
 	testenv.Eventually(t, 20*time.Second, "refused connections to be closed", func() bool { return len(backends(t, adm, name)) == 0 })
 }
+
+// TestPostgresHealthCheckKeepsMinIdleConns checks that the health check's
+// pings do not make the pool open connections past MinIdleConns: pgxpool
+// keeps MinIdleConns idle, not more, and a connection under its ping is
+// still idle.
+func TestPostgresHealthCheckKeepsMinIdleConns(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	p := newPGPool(t, dsn, testName(), func(c *Config) {
+		c.MaxConns, c.MinIdleConns, c.HealthCheckPeriod = 10, 2, 10*time.Millisecond
+	})
+	testenv.Eventually(t, 20*time.Second, "the idle connections and 20 pings", func() bool {
+		st := p.Stats()
+		return st.Created >= 2 && st.Tests >= 20
+	})
+	if n := p.Stat().NewConnsCount(); n != 2 {
+		t.Errorf("NewConnsCount = %d after 20 health check pings, want MinIdleConns, 2", n)
+	}
+	if n := p.Stat().TotalConns(); n != 2 {
+		t.Errorf("TotalConns = %d, want MinIdleConns, 2", n)
+	}
+}

@@ -29,10 +29,13 @@ type Pool struct {
 
 	// Counts that Stat reconciles with pgxpool's: takes whose context had
 	// ended before they began, which actorpool does not count as canceled
-	// (it counts waits), and connections AcquireAllIdle took, which
-	// actorpool counts as acquires and pgxpool does not.
+	// (it counts waits), connections AcquireAllIdle took, which actorpool
+	// counts as acquires and pgxpool does not, and takes that found no
+	// idle connection and failed, which actorpool counts as empty and
+	// pgxpool, counting only the takes that got one, does not.
 	canceledEarly atomic.Int64
 	idleSweeps    atomic.Int64
+	emptyFailed   atomic.Int64
 }
 
 // ShouldPingParams is what Config.ShouldPing is told of a connection taken
@@ -241,10 +244,11 @@ func (p *Pool) Reset() {
 
 // Stat returns the pool's gauges and counters, as pgxpool's Stat does.
 func (p *Pool) Stat() *Stat {
-	// The sweeps first: each is counted after its acquire, so the
-	// acquires read next include every sweep read here.
-	sweeps := p.idleSweeps.Load()
-	return &Stat{s: p.pool.Stats(), canceledEarly: p.canceledEarly.Load(), idleSweeps: sweeps}
+	// The sweeps and failed takes first: each is counted after actorpool
+	// counted its take, so the counts read next include every one read
+	// here, and no difference goes negative.
+	sweeps, failed := p.idleSweeps.Load(), p.emptyFailed.Load()
+	return &Stat{s: p.pool.Stats(), canceledEarly: p.canceledEarly.Load(), idleSweeps: sweeps, emptyFailed: failed}
 }
 
 // Stats returns every gauge and counter of the pool: wait and create

@@ -12,6 +12,7 @@ type Stat struct {
 	s             actorpool.Stats
 	canceledEarly int64 // takes on a context that had already ended
 	idleSweeps    int64 // connections taken by AcquireAllIdle
+	emptyFailed   int64 // takes that found no idle connection and failed
 }
 
 // AcquireCount returns the number of takes that got a connection.
@@ -35,8 +36,9 @@ func (s *Stat) CanceledAcquireCount() int64 {
 func (s *Stat) ConstructingConns() int32 { return int32(s.s.Creating) }
 
 // EmptyAcquireCount returns the number of takes that found no idle
-// connection.
-func (s *Stat) EmptyAcquireCount() int64 { return s.s.EmptyAcquires }
+// connection and got one, waiting or connecting; takes that failed are not
+// counted, as pgxpool does not count them.
+func (s *Stat) EmptyAcquireCount() int64 { return s.s.EmptyAcquires - s.emptyFailed }
 
 // EmptyAcquireWaitTime returns the total time takes that found no idle
 // connection spent waiting for one.
