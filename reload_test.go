@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 func TestReload(t *testing.T) {
@@ -112,6 +113,86 @@ func TestReloadRetiresObjectGoingIdleMeanwhile(t *testing.T) {
 				fresh := acquire(t, p)
 				if fresh.Value().id != 2 {
 					t.Errorf("take after Reload got conn %d, want a new conn 2", fresh.Value().id)
+				}
+				release(t, fresh)
+			})
+		})
+	}
+}
+
+// An object that a waiter woken to compete claims for the next waiter
+// (serveIdleLocked), and makes idle again because that waiter has given up
+// (relist), is retired if Reload doomed it meanwhile, as a give-back that
+// makes an object idle is: Reload looked at the idle objects while it was
+// claimed, and relisting it is its going idle. Validate runs on the claim,
+// before the relist: there the test ends the next waiter's context and
+// runs Reload.
+func TestReloadRetiresObjectRelistedMeanwhile(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("FIFO=%v", fifo), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var p *Pool[*conn]
+				var x, y Lease[*conn]
+				var xc *conn
+				var armed, yArmed atomic.Bool
+				var xCalls atomic.Int32
+				ctx2, cancel2 := context.WithCancel(context.Background())
+				defer cancel2()
+				f := &factory{validate: func(c *conn) error {
+					if !armed.Load() {
+						return nil
+					}
+					switch {
+					case c == xc && xCalls.Add(1) == 2:
+						// The first waiter, woken by x's give-back, has
+						// claimed x as it competed. y is given back now,
+						// with that waiter awake: no one else is woken.
+						if err := y.Release(); err != nil {
+							t.Error(err)
+						}
+						yArmed.Store(true)
+					case c != xc && yArmed.Swap(false):
+						// The first waiter claims y for the second.
+						cancel2()
+						if err := p.Reload(context.Background()); err != nil {
+							t.Error(err)
+						}
+					}
+					return nil
+				}}
+				p = newPool(t, f, Config{MaxObjects: 2, FIFO: fifo, HandoffAfter: time.Hour})
+				x, y = acquire(t, p), acquire(t, p)
+				xc = x.Value()
+				first := make(chan Lease[*conn], 1)
+				go func() { first <- acquire(t, p) }()
+				synctest.Wait()
+				second := make(chan error, 1)
+				go func() {
+					l, err := p.Acquire(ctx2)
+					if err == nil {
+						release(t, l)
+					}
+					second <- err
+				}()
+				synctest.Wait()
+				armed.Store(true)
+				release(t, x)
+				l := <-first
+				if err := <-second; !errors.Is(err, context.Canceled) {
+					t.Fatalf("second waiter: %v, want context.Canceled", err)
+				}
+				if yArmed.Load() || xCalls.Load() != 2 {
+					t.Fatal("Validate did not run where the test expects")
+				}
+				synctest.Wait()
+				if s := p.Stats(); s.Idle != 0 || s.DestroyedBy.Reloaded != 1 {
+					t.Errorf("object doomed by Reload while relisted left idle: %+v", s)
+				}
+				armed.Store(false)
+				release(t, l)
+				fresh := acquire(t, p)
+				if id := fresh.Value().id; id <= 2 {
+					t.Errorf("take after Reload got conn %d, want a new one", id)
 				}
 				release(t, fresh)
 			})

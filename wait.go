@@ -329,6 +329,12 @@ func (p *core) relist(s *slot, seq uint32) {
 	} else {
 		p.park(s, seq)
 	}
+	// Reload may have doomed the object while it was claimed, and looked
+	// at the idle objects then: relisting it is its going idle, which
+	// retires a doomed object here as it does in a give-back (release).
+	if c := s.doomed.Load(); c != 0 {
+		p.retireIdleSlot(s, seq, destroyCause(c-1))
+	}
 	if p.closed.Load() {
 		p.sweep()
 	}
