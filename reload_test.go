@@ -199,3 +199,45 @@ func TestReloadRetiresObjectRelistedMeanwhile(t *testing.T) {
 		})
 	}
 }
+
+// A give-back that makes its object idle just as Reload dooms it retires
+// the object itself, after the keeper's look at the idle objects. Before
+// it does, the keeper may have evicted the object (it is older than the
+// Reload) and installed a new one in its slot, idle under the same seq: a
+// slot's seq moves only when its object is handed out, so the slot's
+// state is the same word as before. The give-back must leave the new
+// object alone: no Reload doomed it, and no one has held it. (A FIFO
+// pool's give-back lists its object instead of parking it, and the new
+// object is idle the same way.)
+func TestLateRetireOfDoomedObjectSparesItsSuccessor(t *testing.T) {
+	b := newBare(false)
+	s, seq := b.lent(t)
+	b.k.reload() // the object is lent: its giver retires it
+	// The give-back, up to its look at the doom.
+	b.p.park(s, seq)
+	c := s.doomed.Load()
+	if c == 0 {
+		t.Fatal("Reload did not doom the lent object")
+	}
+	// Meanwhile the keeper evicts the object, destroys it, and puts a new
+	// one in its slot, idle.
+	if !b.p.reserveIdle(s, s.load()) {
+		t.Fatal("the keeper cannot reserve the parked object")
+	}
+	b.k.destroyed(s.idx)
+	if o := b.idle(); o != s {
+		t.Fatalf("the new object went to slot %d, want %d", o.idx, s.idx)
+	}
+	// The rest of the give-back, and the keeper's handling of what it
+	// asked.
+	b.p.retireIdleSlot(s, seq, destroyCause(c-1))
+	if st := s.load(); st.kind() != kindIdle {
+		t.Fatalf("the new object, idle and never lent, is %v after the late retire of the old one", st.kind())
+	}
+	for _, m := range b.p.inbox.take() {
+		b.k.handle(m)
+	}
+	if st := s.load(); st.kind() != kindIdle {
+		t.Errorf("the new object, idle and never lent, is %v after the keeper handled the late retire of the old one", st.kind())
+	}
+}
