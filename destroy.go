@@ -45,10 +45,20 @@ func (p *core) retire(s *slot, seq uint32, from slotKind, cause destroyCause) bo
 	return true
 }
 
-// retireIdleSlot retires a slot that the caller made idle with seq, unless
-// someone has claimed it since: a taker, who will find it doomed, or the
-// keeper.
+// retireIdleSlot has the keeper retire a slot that the caller made idle
+// with seq, as its object was doomed, unless someone has claimed it since:
+// a taker, who will find it doomed, or the keeper. The keeper looks, not
+// the caller: by the time the caller would, the keeper may have evicted
+// the object and put a new one in the slot, idle under the same seq (a
+// slot's seq moves only with a hand-out), so that the slot's state is the
+// very word the caller made idle, and reserving it would retire an object
+// that no one doomed. The keeper alone replaces objects, so the doom it
+// reads is that of the object in the slot.
 func (p *core) retireIdleSlot(s *slot, seq uint32, cause destroyCause) {
+	if p.post(message{kind: msgRetireIdle, idx: s.idx}) {
+		return
+	}
+	// The keeper is gone, and replaces no object anymore.
 	if st := s.load(); st.seq() == seq && p.reserveIdle(s, st) {
 		p.retireReserved(s, cause)
 	}

@@ -30,6 +30,7 @@ const (
 	msgTestTimeout                  // a test outlived TestTimeout: destroy its object
 	msgTestEnded                    // a test that outlived TestTimeout returned at last
 	msgRetire                       // destroy the object of a reserved slot
+	msgRetireIdle                   // a doomed object was made idle: retire it if it still is
 	msgDestroyed                    // a Destroy returned
 	msgHijacked                     // Lease.Hijack took a reserved slot's object: free the slot
 	msgLeak                         // a lease's ticket was collected
@@ -175,6 +176,11 @@ func (k *keeper[T]) handle(m message) {
 		// Nothing to do but see whether Close is done.
 	case msgRetire:
 		k.destroy(m.idx, m.cause)
+	case msgRetireIdle:
+		s := &p.slots[m.idx]
+		if c := s.doomed.Load(); c != 0 && p.reserveIdle(s, s.load()) {
+			k.destroy(m.idx, destroyCause(c-1))
+		}
 	case msgDestroyed, msgHijacked:
 		k.destroyed(m.idx)
 	case msgLeak:

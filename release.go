@@ -68,10 +68,10 @@ func (p *core) release(s *slot, seq uint32) bool {
 	// The keeper dooms objects in use (Reload), then retires those it finds
 	// idle. If it did both between the check above and the object going
 	// idle, it left the object to whoever gives it back: this give-back,
-	// which sees the doom now. Doom then look on the keeper's side, go idle
-	// then look on this one: one of the two looks sees the other's step,
-	// so no doomed object is left idle, counted as idle after Reload has
-	// returned until a take finds it.
+	// which sees the doom now, and has the keeper look again. Doom then
+	// look on the keeper's side, go idle then look on this one: one of the
+	// two looks sees the other's step, so no doomed object is left idle,
+	// counted as idle after Reload has returned until a take finds it.
 	if c := s.doomed.Load(); c != 0 {
 		p.retireIdleSlot(s, seq, destroyCause(c-1))
 	}

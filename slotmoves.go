@@ -58,9 +58,9 @@ var slotMoves = []slotMove{
 
 	// The keeper: eviction, tests, Close, Reload, leaks.
 	{from: kindIdle, to: kindReserved, fn: "reserveIdle",
-		who: "the keeper, reserving an idle object to evict, test or retire it; a holder, the object it made idle as Reload doomed it (retireIdleSlot)"},
+		who: "the keeper, reserving an idle object to evict, test or retire it (a doomed one made idle: retireIdleSlot); once the keeper is gone, a holder, or a taker relisting, the doomed object it made idle"},
 	{from: kindInUse, to: kindReserved, fn: "unpark",
-		who: "the keeper, reserving the parked object (reserveIdle); a holder, the object it parked as Reload doomed it (retireIdleSlot)"},
+		who: "the keeper, reserving the parked object (reserveIdle); once the keeper is gone, a holder, or a taker relisting, the doomed object it parked (retireIdleSlot)"},
 	{from: kindInUse, to: kindReserved, fn: "reclaim",
 		who: "the keeper, taking back the object of a leaked lease"},
 	{from: kindReserved, to: kindFree, fn: "destroyed",

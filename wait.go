@@ -336,6 +336,12 @@ func (p *core) relist(s *slot, seq uint32) {
 	} else {
 		p.park(s, seq)
 	}
+	// Reload may have doomed the object while it was claimed, and looked
+	// at the idle objects then: relisting it is its going idle, which
+	// retires a doomed object here as it does in a give-back (release).
+	if c := s.doomed.Load(); c != 0 {
+		p.retireIdleSlot(s, seq, destroyCause(c-1))
+	}
 	if p.closed.Load() {
 		p.sweep()
 	}
@@ -463,9 +469,18 @@ func (p *core) abandonWait(ctx context.Context, w *waiter) (*slot, uint32, error
 	// already in the channel, maybe behind a wake-up.
 	h := <-w.ch
 	if h.idx == wakeUp {
+		// Woken to compete, then dequeued before it ran (passed over, or
+		// failed): removeLocked let the next give-back wake another, but
+		// the object it was woken for went idle before, and no one else
+		// is awake for it. Pass the wake-up on, as a waiter leaving the
+		// queue does above.
 		p.mu.Lock()
 		w.woken = false
+		p.serveIdleLocked()
 		p.mu.Unlock()
+		if p.waiting.Load() > 0 && !p.handingOff() {
+			p.wakeOne()
+		}
 		h = <-w.ch
 	}
 	if h.idx >= 0 {

@@ -337,3 +337,49 @@ func TestBoundedFairnessTwoGiveBacksOneWakeUp(t *testing.T) {
 		}
 	})
 }
+
+// With bounded fairness, a waiter woken to compete for an object given
+// back idle may have its context end before it runs, and be passed over
+// meanwhile by whoever serves the queue (here the keeper failing a take
+// for a failed create): its channel then holds the wake-up and the
+// pass-over, and its wait ends in abandonWait, dequeued. The wake-up it
+// consumes there must be passed on, as when it leaves the queue itself:
+// dropped, the object it was woken for sits idle while the next waiter
+// sleeps, since the wake-up was the only one out.
+func TestPassedOverWokenWaiterPassesWakeUpOn(t *testing.T) {
+	b := newBare(false)
+	b.p.cfg.HandoffAfter = time.Hour
+	s, seq := b.lent(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	w1 := b.p.waiters.get(ctx)
+	b.p.mu.Lock()
+	w1.since = b.p.since()
+	b.p.enqueueLocked(w1)
+	b.p.mu.Unlock()
+	w2, w3 := b.waiter(), b.waiter()
+
+	b.p.release(s, seq) // idle, and w1 woken to compete for it
+	if !w1.woken || !b.p.wakeOut.Load() {
+		t.Fatal("the give-back woke no waiter")
+	}
+	cancel() // w1's select picks its context, before the wake-up
+	b.p.mu.Lock()
+	b.p.failLocked(errors.New("create failed")) // w1 passed over, w2 fails
+	b.p.mu.Unlock()
+	if h := <-w2.ch; h.err == nil {
+		t.Fatalf("w2 got %+v, want the create's error", h)
+	}
+	if _, _, err := b.p.abandonWait(ctx, w1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("w1's wait ended with %v, want context.Canceled", err)
+	}
+
+	select {
+	case h := <-w3.ch:
+		if h.idx != s.idx && h.idx != wakeUp {
+			t.Errorf("w3 got %+v, want slot %d or a wake-up to compete for it", h, s.idx)
+		}
+	default:
+		c := b.p.census()
+		t.Errorf("w3 sleeps, neither served nor woken, while %d object(s) are idle", c.idle)
+	}
+}
