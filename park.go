@@ -204,12 +204,7 @@ func (p *core) acquireParked(i, h uint32) (*slot, uint32) {
 	}
 	idx, seq := unpackParked(v)
 	s := &p.slots[idx]
-	st := s.load()
-	if st.kind() == kindInUse && st.seq() == seq && st.shard() == i {
-		nst := st.handedOut().withShard(h)
-		if !s.cas(st, nst) {
-			return nil, 0
-		}
+	if nst, ok := s.claimParked(s.load(), seq, i, h); ok {
 		if clear {
 			word.CompareAndSwap(v, 0)
 		}
@@ -219,6 +214,28 @@ func (p *core) acquireParked(i, h uint32) (*slot, uint32) {
 		word.CompareAndSwap(v, 0) // stale: the object was claimed
 	}
 	return nil, 0
+}
+
+// claimParked moves slot s, read in state st, from parked in shard i under
+// seq to handed out to a taker whose home is h, and returns its new state;
+// it reports false if the slot is not, or no longer, parked there under
+// seq. A CAS that fails only because a taker cleared the slot's stale
+// listed bit (settle) is tried again: that taker claimed nothing, and a
+// claim given up then would leave the object parked with no one the
+// wiser, serveIdle among them, while a waiter sleeps.
+func (s *slot) claimParked(st state, seq, i, h uint32) (state, bool) {
+	// In use under seq in shard i, listed or not: every other bit is 0.
+	parked := state(seq)<<seqShift | state(i)<<shardShift | state(kindInUse)
+	for st&^listedBit == parked {
+		// handedOut().withShard(h), for a slot known to be in use: a
+		// call fewer on the take's fast path, where this inlines.
+		nst := (st+1<<seqShift)&^shardMask | state(h)<<shardShift
+		if s.cas(st, nst) {
+			return nst, true
+		}
+		st = s.load()
+	}
+	return st, false
 }
 
 // unpark claims the parked object for the keeper if it is the one in slot

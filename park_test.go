@@ -719,3 +719,47 @@ func TestGiverListsNothingOfAnotherShard(t *testing.T) {
 func setSeq(s *slot, n uint32) {
 	s.state.Store(uint64(s.load()&^(state(0xFFFFFFFF)<<seqShift) | state(uint64(n)<<seqShift)))
 }
+
+// A claim through a word whose CAS fails only because a taker cleared the
+// slot's stale listed bit tries again: that taker claimed nothing, and a
+// claim given up then (serveIdle's, say) would leave the object parked
+// while a waiter sleeps. The test reads the parked slot's state, lets a
+// taker pop the stale index, then claims from the state it read.
+func TestClaimParkedRetriesAfterListedBitCleared(t *testing.T) {
+	b := twoShards(t)
+	s := b.idle()
+	if !b.p.reserveIdle(s, s.load()) { // the keeper, to test it
+		t.Fatal("reserveIdle failed")
+	}
+	w := b.waiterIn(1)
+	b.k.putInService(s) // to the waiter, its index still listed
+	served(t, w, s)
+	b.p.lend(s)
+	n := s.load().seq()
+	if !b.p.release(s, n) {
+		t.Fatal("release refused")
+	}
+	st := s.load()
+	if st.kind() != kindInUse || !st.listed() || !b.p.isParked(s.idx, n) {
+		t.Fatalf("the slot is %v (listed %v, parked %v), want parked and listed", st.kind(), st.listed(), b.p.isParked(s.idx, n))
+	}
+	if o, _ := b.p.acquireListed(0); o != nil { // a taker pops the stale index
+		t.Fatalf("the taker got slot %d from the idle list, want nothing", o.idx)
+	}
+	if s.load().listed() {
+		t.Fatal("the stale listed bit is still set")
+	}
+	nst, ok := acquireParked(s, st, n, 1, 0)
+	if !ok {
+		t.Fatalf("the claim of the parked object gave up after the listed bit was cleared; the slot is %v, seq %d", s.load().kind(), s.load().seq())
+	}
+	if nst.seq() != n+1 || nst.shard() != 0 || nst.kind() != kindInUse || nst != s.load() {
+		t.Errorf("claimed state %#x (seq %d, shard %d), slot %#x; want seq %d, shard 0, in use", uint64(nst), nst.seq(), nst.shard(), uint64(s.load()), n+1)
+	}
+}
+
+// acquireParked runs the claim of core.acquireParked from a state the test
+// read, under the name slotMoves lists for that move.
+func acquireParked(s *slot, st state, seq, i, h uint32) (state, bool) {
+	return s.claimParked(st, seq, i, h)
+}

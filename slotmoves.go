@@ -122,7 +122,7 @@ func (m slotMove) is(o slotMove) bool {
 
 // moveHelpers are the functions that change a slot's state for their
 // callers; the caller is the one that makes the move.
-var moveHelpers = map[string]bool{"checkedCAS": true, "cas": true, "move": true, "handOut": true, "list": true}
+var moveHelpers = map[string]bool{"checkedCAS": true, "cas": true, "move": true, "handOut": true, "list": true, "claimParked": true}
 
 // mover names the function making the slot move under way.
 func mover() string {
