@@ -50,8 +50,9 @@ type Factory[T any] interface {
 // do I/O: it is the place to check in-memory state such as "closed" or "in
 // a transaction".
 type Validator[T any] interface {
-	// Validate reports whether obj may be used, without I/O. A non-nil
-	// error retires the object.
+	// Validate reports whether obj may be used, without I/O, and without
+	// taking or giving back the pool's objects: the pool may hold a lock
+	// as it calls it. A non-nil error retires the object.
 	Validate(obj T) error
 }
 
