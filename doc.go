@@ -35,8 +35,9 @@
 // Config.CreateTimeout and Config.TestTimeout. Validate runs on the
 // goroutine of every take and give-back, at times while the pool holds
 // its wait queue's lock (a woken waiter handing objects on), so it must
-// be fast, do no I/O, and neither take nor give back the pool's objects. Methods run concurrently on different objects, one at a time on
-// one object — except that Destroy may run while Test still runs. A Test
+// be fast, do no I/O, and neither take nor give back the pool's objects.
+// Methods run concurrently on different objects, one at a time on one
+// object — except that Destroy may run while Test still runs. A Test
 // past TestTimeout is not waited for: the pool destroys its object at the
 // deadline, because that is what ends a Test stuck in I/O. Destroy must
 // then only unblock Test — for a connection, close its socket, which any
