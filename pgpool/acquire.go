@@ -3,6 +3,7 @@ package pgpool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/actorpool/actorpool"
@@ -190,6 +191,13 @@ var errTooManyAttempts = errors.New("pgpool: too many failed attempts acquiring 
 func takeError(ctx context.Context, err error) error {
 	var we *actorpool.WaitError
 	if errors.As(err, &we) && ctx.Err() != nil {
+		if ce := (*actorpool.CreateError)(nil); errors.As(we.LastCreateErr, &ce) && ce.Err != nil {
+			// Connects are failing, and the take ended waiting for the
+			// next, which the pool spaces out (see doc.go). pgxpool's
+			// take, which connects itself, would mostly have returned the
+			// connect's error: this error is both.
+			return fmt.Errorf("%w; last connect error: %w", ctx.Err(), ce.Err)
+		}
 		return ctx.Err()
 	}
 	if ce, ok := err.(*actorpool.CreateError); ok && ce.Err != nil {

@@ -3,6 +3,8 @@ package pgpool
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
 )
 
@@ -317,5 +320,44 @@ func TestPostgresEmptyAcquireCountCountsSuccesses(t *testing.T) {
 	held.Release()
 	if n := p.Stat().EmptyAcquireCount(); n != 2 {
 		t.Errorf("EmptyAcquireCount after a take that connected = %d, want 2", n)
+	}
+}
+
+// While connects fail, a take that ends waiting for the pool's next
+// connect returns an error that is both its context's and that of the last
+// connect, as pgxpool's take, which connects itself, would mostly have
+// returned the connect's error. Nothing listens on the port.
+func TestTakeDuringOutageReturnsConnectError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg, err := ParseConfig("postgres://postgres@" + addr + "/postgres?sslmode=disable&connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Pool.Logger = slog.New(slog.DiscardHandler)
+	p, err := NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for range 20 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		c, err := p.Acquire(ctx)
+		cancel()
+		if err == nil {
+			c.Release()
+			t.Fatalf("took a connection from %s, where nothing listens", addr)
+		}
+		var ce *pgconn.ConnectError
+		if !errors.As(err, &ce) {
+			t.Fatalf("Acquire during an outage = %q (%T), want a *pgconn.ConnectError", err, err)
+		}
+		if errors.As(err, new(*actorpool.WaitError)) && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Acquire that timed out = %q, want it to match context.DeadlineExceeded too", err)
+		}
 	}
 }

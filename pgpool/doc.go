@@ -50,10 +50,13 @@
 //   - The health check, every HealthCheckPeriod, also pings each idle
 //     connection, bounded by PingTimeout (or actorpool.DefaultTestTimeout),
 //     which finds servers that stopped answering.
-//   - A failed background connect, for MinConns or MinIdleConns, is tried
-//     again after 10 ms, doubling to 100 ms, one at a time — at most ten a
-//     second while the server is down — rather than at the next health
-//     check. As with pgxpool, pgx gives each host it tries connect_timeout,
+//   - A failed connect, for a take or for MinConns or MinIdleConns, is
+//     tried again after 10 ms, doubling to 100 ms, one at a time — at most
+//     ten a second while the server is down — rather than once per take,
+//     or at the next health check. A take whose context ends while it
+//     waits for the next try returns an error that matches both its
+//     context's error and the last connect's (a *pgconn.ConnectError),
+//     where pgxpool's take would have returned its own connect's. As with pgxpool, pgx gives each host it tries connect_timeout,
 //     or else two minutes; the pool also bounds the whole connect, hooks
 //     included, by that once for each host and once more, where pgxpool
 //     leaves a hook that hangs unbounded.
