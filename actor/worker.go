@@ -262,6 +262,10 @@ func (a *Actor[T]) popLocked(dst *envelope[T]) (*sender[T], bool) {
 	if s != nil {
 		s.env.enq = a.clock.now()
 		a.box.push(&s.env)
+		// The send's task now waits as one sent into room would, and no
+		// send may come to start a worker for it: a full mailbox sends
+		// every later one to wait here too.
+		a.growLocked()
 	}
 	return s, true
 }

@@ -359,3 +359,35 @@ func TestGrowthCountsStartingWorkers(t *testing.T) {
 		t.Errorf("completed %d of the 3 tasks", s.Completed)
 	}
 }
+
+// TestElasticGrowsForBlockedSends shows an elastic actor with a bounded
+// mailbox growing while every worker is busy and tasks wait, when those
+// tasks came in from sends that had waited for room: a worker that takes a
+// task makes room for the oldest such send, whose task then waits as one
+// sent into room would.
+func TestElasticGrowsForBlockedSends(t *testing.T) {
+	noLeaks(t)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		a := newActor(t, "elastic-bounded", func(ctx context.Context, task Task[int]) error {
+			<-release
+			return nil
+		}, Config[int]{MinWorkers: 1, MaxWorkers: 4, Capacity: 1})
+		// Sent at once: all but the first two wait for room before the
+		// second worker has started.
+		for i := range 6 {
+			go a.Send(t.Context(), i)
+		}
+		synctest.Wait()
+		// Four tasks run, one waits in the mailbox, one send waits for room.
+		s := a.Stats()
+		if s.Workers != 4 || s.Running != 4 || s.Queued != 1 || s.Blocked != 1 {
+			t.Errorf("six tasks sent into a mailbox of one: %d workers, %d running, %d queued, %d blocked; want 4, 4, 1, 1",
+				s.Workers, s.Running, s.Queued, s.Blocked)
+		}
+		close(release)
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
