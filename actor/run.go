@@ -49,9 +49,20 @@ func (a *Actor[T]) call(ctx context.Context, w *worker[T]) (err error) {
 func (a *Actor[T]) fail(w *worker[T], err error) {
 	env := w.env
 	attempt := env.attempt()
-	permanent := errors.Is(err, ErrPermanent)
-	var pe *PanicError
-	panicked := errors.As(err, &pe)
+	var permanent, panicked bool
+	classify := func() error {
+		permanent = errors.Is(err, ErrPermanent)
+		panicked = errors.As(err, new(*PanicError))
+		return nil
+	}
+	// The error's methods are the handler's code too, and errors.Is runs
+	// them: a nil *E returned as an error, whose Unwrap reads a field,
+	// panics there. That fails the attempt as a panic in the handler does,
+	// rather than the worker, and the error that panicked goes no further.
+	if perr := protect("the handler's error", classify); perr != nil {
+		err = perr
+		classify()
+	}
 
 	a.mu.Lock()
 	if w.state == workerAbandoned {

@@ -391,3 +391,41 @@ func TestElasticGrowsForBlockedSends(t *testing.T) {
 		}
 	})
 }
+
+// nilCauseError is an error type whose methods read its fields, as most
+// do: a nil *nilCauseError returned as an error panics when unwrapped.
+type nilCauseError struct{ cause error }
+
+func (e *nilCauseError) Error() string { return "failed: " + e.cause.Error() }
+func (e *nilCauseError) Unwrap() error { return e.cause }
+
+// TestNilErrorPointerFailsAttempt shows a handler that returns a nil
+// pointer as its error — the classic typed nil, whose Unwrap panics —
+// failing that attempt with a *PanicError, not taking down the process
+// when the actor asks the error whether it is permanent.
+func TestNilErrorPointerFailsAttempt(t *testing.T) {
+	noLeaks(t)
+	var failures record[*TaskError]
+	a := newActor(t, "typed-nil", func(ctx context.Context, task Task[int]) error {
+		if task.Payload == 1 {
+			var err *nilCauseError
+			return err
+		}
+		return nil
+	}, Config[int]{OnError: failures.add})
+	err := a.Ask(t.Context(), 1)
+	var te *TaskError
+	var pe *PanicError
+	if !errors.As(err, &te) || !te.Final || !errors.As(te.Err, &pe) {
+		t.Fatalf("Ask = %v, want a final *TaskError holding the *PanicError of the error's Unwrap", err)
+	}
+	if err := a.Ask(t.Context(), 2); err != nil {
+		t.Fatalf("the next task: %v", err)
+	}
+	if s := a.Stats(); s.Failed != 1 || s.Completed != 1 || s.DeadLettered != 1 || s.Workers != 1 {
+		t.Errorf("Stats %+v: want 1 failed and dead-lettered, 1 completed, 1 worker", s)
+	}
+	if fs := failures.get(); len(fs) != 1 || fs[0].ID != 1 {
+		t.Errorf("failures %v, want task 1's", fs)
+	}
+}
