@@ -100,8 +100,10 @@ func (a *Actor[T]) fail(w *worker[T], err error) {
 
 	te := &TaskError{Actor: a.name, Worker: w.name, ID: env.id, Type: a.typeOf(env), Attempt: attempt, Final: reason != 0, Err: err}
 	if perr := protect("Config.OnError", func() error { a.onError(te); return nil }); perr != nil {
+		// The failure it was given goes with it: a retried attempt is
+		// recorded nowhere else.
 		a.log.LogAttrs(context.Background(), slog.LevelError, "actor: error handler panicked",
-			slog.String("actor", a.name), slog.String("worker", w.name), slog.Any("error", perr))
+			append(te.Attrs(), slog.Any("error_handler", perr))...)
 	}
 	if r != nil {
 		// Only now, so that this attempt is reported before the next runs.

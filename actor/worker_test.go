@@ -429,3 +429,33 @@ func TestNilErrorPointerFailsAttempt(t *testing.T) {
 		t.Errorf("failures %v, want task 1's", fs)
 	}
 }
+
+// TestPanickingErrorHandlerKeepsFailure: when Config.OnError panics, the
+// failure it was given — a retried attempt, which no dead letter records —
+// is still logged with the task's identity, beside the handler's panic.
+func TestPanickingErrorHandlerKeepsFailure(t *testing.T) {
+	noLeaks(t)
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		a := newActor(t, "fragile", func(ctx context.Context, task Task[int]) error {
+			if task.Attempt == 1 {
+				return errors.New("flaky network")
+			}
+			return nil
+		}, Config[int]{
+			Logger:      slog.New(slog.NewTextHandler(&logs, nil)),
+			MaxAttempts: 2,
+			OnError:     func(*TaskError) { panic("error handler bug") },
+		})
+		a.Send(t.Context(), 7, WithType("sync"))
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		out := logs.String()
+		for _, want := range []string{"error handler panicked", "error handler bug", "task_id=1", "task_type=sync", "attempt=1", "flaky network"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the log lacks %q:\n%s", want, out)
+			}
+		}
+	})
+}
