@@ -99,18 +99,20 @@ func (a *Actor[T]) fail(w *worker[T], err error) {
 	a.mu.Unlock()
 
 	te := &TaskError{Actor: a.name, Worker: w.name, ID: env.id, Type: a.typeOf(env), Attempt: attempt, Final: reason != 0, Err: err}
+	// Deferred, so that the task is settled even when OnError ends the
+	// goroutine with runtime.Goexit (afterGoexit replaces the worker), and
+	// after OnError, so that this attempt is reported before the next runs.
+	if r != nil {
+		defer a.startRetry(r, a.set.backoff.delay(attempt, rand.Float64()))
+	} else {
+		defer a.deadLetter(env, reason, err, attempt, te)
+	}
 	if perr := protect("Config.OnError", func() error { a.onError(te); return nil }); perr != nil {
 		// The failure it was given goes with it: a retried attempt is
 		// recorded nowhere else.
 		a.log.LogAttrs(context.Background(), slog.LevelError, "actor: error handler panicked",
 			append(te.Attrs(), slog.Any("error_handler", perr))...)
 	}
-	if r != nil {
-		// Only now, so that this attempt is reported before the next runs.
-		a.startRetry(r, a.set.backoff.delay(attempt, rand.Float64()))
-		return
-	}
-	a.deadLetter(env, reason, err, attempt, te)
 }
 
 // lateOutcome logs the outcome of a handler that returned after Close had

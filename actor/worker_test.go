@@ -459,3 +459,61 @@ func TestPanickingErrorHandlerKeepsFailure(t *testing.T) {
 		}
 	})
 }
+
+// TestCallbackGoexitReplacesWorker: an error handler or a sink that calls
+// runtime.Goexit on a worker, as t.FailNow does, ends that worker only: the
+// failure it was reporting is settled all the same — retried, or
+// dead-lettered with its Ask answered — a worker takes the dead one's
+// place, and Close returns.
+func TestCallbackGoexitReplacesWorker(t *testing.T) {
+	noLeaks(t)
+	synctest.Test(t, func(t *testing.T) {
+		var ran record[string]
+		var letters record[int]
+		a := newActor(t, "callback-goexit", func(ctx context.Context, task Task[int]) error {
+			ran.add(fmt.Sprintf("%d#%d", task.Payload, task.Attempt))
+			switch {
+			case task.Payload == 1 && task.Attempt == 1:
+				return errors.New("retry me")
+			case task.Payload == 2:
+				return Permanent(errors.New("no"))
+			}
+			return nil
+		}, Config[int]{
+			MaxAttempts: 2,
+			OnError: func(te *TaskError) {
+				if te.ID == 1 {
+					runtime.Goexit()
+				}
+			},
+			DeadLetters: sinkFunc[int](func(l DeadLetter[int]) error {
+				letters.add(l.Task.Payload)
+				runtime.Goexit()
+				return nil
+			}),
+		})
+		if err := a.Ask(t.Context(), 1); err != nil {
+			t.Errorf("Ask(1) = %v, want its retry to succeed", err)
+		}
+		if err := a.Ask(t.Context(), 2); !errors.Is(err, ErrPermanent) {
+			t.Errorf("Ask(2) = %v, want its permanent failure", err)
+		}
+		if err := a.Ask(t.Context(), 3); err != nil {
+			t.Errorf("Ask(3) = %v", err)
+		}
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := ran.get(); !slices.Equal(got, []string{"1#1", "1#2", "2#1", "3#1"}) {
+			t.Errorf("ran %v", got)
+		}
+		if got := letters.get(); !slices.Equal(got, []int{2}) {
+			t.Errorf("letters %v, want [2]", got)
+		}
+		s := a.Stats()
+		conserved(t, s)
+		if s.Completed != 2 || s.DeadLettered != 1 || s.Workers != 0 {
+			t.Errorf("Stats %+v: want 2 completed, 1 dead-lettered, no worker left", s)
+		}
+	})
+}
