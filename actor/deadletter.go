@@ -162,11 +162,13 @@ func (a *Actor[T]) countLettersLocked(n int) {
 // handler ran for it; answers Ask with askError; and marks the letter put.
 // failure is the task's last *TaskError when it failed for good, else nil.
 func (a *Actor[T]) deadLetter(env *envelope[T], reason Reason, err error, attempts int, failure error) {
-	a.put(DeadLetter[T]{Actor: a.name, Task: a.task(env), Reason: reason, Err: err, Attempts: attempts, Time: time.Now()})
+	// Deferred, so that a sink that ends the goroutine with runtime.Goexit
+	// leaves neither an Ask nor Close waiting.
+	defer a.letters.Done()
 	if reply := env.reply(); reply != nil {
-		reply <- a.askError(env, reason, failure)
+		defer func() { reply <- a.askError(env, reason, failure) }()
 	}
-	a.letters.Done()
+	a.put(DeadLetter[T]{Actor: a.name, Task: a.task(env), Reason: reason, Err: err, Attempts: attempts, Time: time.Now()})
 }
 
 // askError is what Ask returns for a task dead-lettered for reason: an

@@ -57,7 +57,8 @@ type TaskError struct {
 	// letters.
 	Final bool
 	// Err is what the handler returned, a [*PanicError] if it panicked or
-	// called runtime.Goexit, or the context's error if it timed out.
+	// called runtime.Goexit (or if the error it returned panicked when
+	// asked what it wraps), or the context's error if it timed out.
 	Err error
 }
 

@@ -85,6 +85,14 @@ func (s *FileSink[T]) Move(take func(DeadLetter[T], error) (bool, error)) error 
 		return fmt.Errorf("actor: dead-letter file %s: another replay is moving its letters", s.path)
 	}
 	defer s.moving.Store(false)
+	// A closed sink cannot record a letter as moved: each letter taken
+	// would stay in the file, and run again on the next replay.
+	s.mu.Lock()
+	closed := s.f == nil
+	s.mu.Unlock()
+	if closed {
+		return fmt.Errorf("actor: replay dead letters: %s: %w", s.path, os.ErrClosed)
+	}
 	f, end, err := s.snapshot()
 	if err != nil {
 		return fmt.Errorf("actor: replay dead letters: %w", err)

@@ -211,7 +211,7 @@ func clone(b []byte) []byte { return append([]byte(nil), b...) }
 
 // Close flushes the file to disk and closes it; later Puts fail, and so
 // does a replay that is moving letters out of it, leaving the letter it was
-// moving in the file.
+// moving in the file. A later replay fails before it sends a letter.
 func (s *FileSink[T]) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

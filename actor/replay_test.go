@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -101,4 +102,31 @@ type sourceFunc[T any] func(yield func(DeadLetter[T], error) bool)
 
 func (f sourceFunc[T]) Letters() iter.Seq2[DeadLetter[T], error] {
 	return iter.Seq2[DeadLetter[T], error](f)
+}
+
+// TestReplayFromClosedFileSink: a closed FileSink cannot record a letter as
+// moved, so a replay from it must send none — each it sent would stay in
+// the file and run again on the next replay.
+func TestReplayFromClosedFileSink(t *testing.T) {
+	noLeaks(t)
+	s := openSink[int](t, line(t, 1)+"\n"+line(t, 2)+"\n")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ran record[int]
+	a := newActor(t, "closed-sink", func(_ context.Context, task Task[int]) error {
+		ran.add(task.Payload)
+		return nil
+	}, Config[int]{})
+	n, err := a.Replay(t.Context(), s)
+	if n != 0 || !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Replay from a closed sink = %d, %v; want 0 and os.ErrClosed", n, err)
+	}
+	a.Close(t.Context())
+	if got := ran.get(); len(got) != 0 {
+		t.Errorf("the handler ran %v, which stay in the file to run again", got)
+	}
+	if got, _ := readAll(t, s); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("the file holds %v, want [1 2]", got)
+	}
 }

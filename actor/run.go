@@ -49,9 +49,20 @@ func (a *Actor[T]) call(ctx context.Context, w *worker[T]) (err error) {
 func (a *Actor[T]) fail(w *worker[T], err error) {
 	env := w.env
 	attempt := env.attempt()
-	permanent := errors.Is(err, ErrPermanent)
-	var pe *PanicError
-	panicked := errors.As(err, &pe)
+	var permanent, panicked bool
+	classify := func() error {
+		permanent = errors.Is(err, ErrPermanent)
+		panicked = errors.As(err, new(*PanicError))
+		return nil
+	}
+	// The error's methods are the handler's code too, and errors.Is runs
+	// them: a nil *E returned as an error, whose Unwrap reads a field,
+	// panics there. That fails the attempt as a panic in the handler does,
+	// rather than the worker, and the error that panicked goes no further.
+	if perr := protect("the handler's error", classify); perr != nil {
+		err = perr
+		classify()
+	}
 
 	a.mu.Lock()
 	if w.state == workerAbandoned {
@@ -88,16 +99,20 @@ func (a *Actor[T]) fail(w *worker[T], err error) {
 	a.mu.Unlock()
 
 	te := &TaskError{Actor: a.name, Worker: w.name, ID: env.id, Type: a.typeOf(env), Attempt: attempt, Final: reason != 0, Err: err}
-	if perr := protect("Config.OnError", func() error { a.onError(te); return nil }); perr != nil {
-		a.log.LogAttrs(context.Background(), slog.LevelError, "actor: error handler panicked",
-			slog.String("actor", a.name), slog.String("worker", w.name), slog.Any("error", perr))
-	}
+	// Deferred, so that the task is settled even when OnError ends the
+	// goroutine with runtime.Goexit (afterGoexit replaces the worker), and
+	// after OnError, so that this attempt is reported before the next runs.
 	if r != nil {
-		// Only now, so that this attempt is reported before the next runs.
-		a.startRetry(r, a.set.backoff.delay(attempt, rand.Float64()))
-		return
+		defer a.startRetry(r, a.set.backoff.delay(attempt, rand.Float64()))
+	} else {
+		defer a.deadLetter(env, reason, err, attempt, te)
 	}
-	a.deadLetter(env, reason, err, attempt, te)
+	if perr := protect("Config.OnError", func() error { a.onError(te); return nil }); perr != nil {
+		// The failure it was given goes with it: a retried attempt is
+		// recorded nowhere else.
+		a.log.LogAttrs(context.Background(), slog.LevelError, "actor: error handler panicked",
+			append(te.Attrs(), slog.Any("error_handler", perr))...)
+	}
 }
 
 // lateOutcome logs the outcome of a handler that returned after Close had

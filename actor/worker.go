@@ -117,11 +117,23 @@ func (a *Actor[T]) checkDrainedLocked() {
 func (a *Actor[T]) work(w *worker[T]) {
 	labels := pprof.Labels("actor", a.name, "worker", w.name)
 	pprof.Do(a.ctx, labels, func(ctx context.Context) {
-		defer a.afterGoexit(w)
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			if v := recover(); v != nil {
+				// A panic that got this far is a bug, maybe with the
+				// mutex held: not a Goexit to recover from.
+				panic(v)
+			}
+			a.afterGoexit(w)
+		}()
 		done := false
 		for a.next(w, done) {
 			done = a.run(ctx, w)
 		}
+		returned = true
 	})
 }
 
@@ -262,6 +274,10 @@ func (a *Actor[T]) popLocked(dst *envelope[T]) (*sender[T], bool) {
 	if s != nil {
 		s.env.enq = a.clock.now()
 		a.box.push(&s.env)
+		// The send's task now waits as one sent into room would, and no
+		// send may come to start a worker for it: a full mailbox sends
+		// every later one to wait here too.
+		a.growLocked()
 	}
 	return s, true
 }
@@ -297,15 +313,26 @@ func (a *Actor[T]) park(w *worker[T], timed bool) (got, alive bool) {
 	return <-w.wake, true
 }
 
-// afterGoexit runs as w's goroutine ends. After a normal exit there is
-// nothing to do; after a handler called runtime.Goexit it fails the task and
-// starts a worker in w's place.
+// afterGoexit runs as w's goroutine ends by runtime.Goexit, called by the
+// handler, whose attempt it fails, or by a callback — Config.OnError, the
+// sink, as t.FailNow does — after fail has settled the failure it was
+// reporting. It starts a worker in w's place, even when a callback calls
+// Goexit again while the handler's is failed.
 func (a *Actor[T]) afterGoexit(w *worker[T]) {
-	if w.goexit == nil {
+	defer a.replace(w)
+	if w.goexit != nil {
+		a.fail(w, w.goexit)
+	}
+}
+
+// replace lets w leave and starts a worker in its place, unless w has left
+// already (a logger called Goexit after it did).
+func (a *Actor[T]) replace(w *worker[T]) {
+	a.mu.Lock()
+	if w.state == workerGone {
+		a.mu.Unlock()
 		return
 	}
-	a.fail(w, w.goexit)
-	a.mu.Lock()
 	a.passHandLocked(w) // before w leaves, lest the actor seem drained
 	a.removeLocked(w)
 	if !a.haltedLocked() {

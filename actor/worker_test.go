@@ -359,3 +359,161 @@ func TestGrowthCountsStartingWorkers(t *testing.T) {
 		t.Errorf("completed %d of the 3 tasks", s.Completed)
 	}
 }
+
+// TestElasticGrowsForBlockedSends shows an elastic actor with a bounded
+// mailbox growing while every worker is busy and tasks wait, when those
+// tasks came in from sends that had waited for room: a worker that takes a
+// task makes room for the oldest such send, whose task then waits as one
+// sent into room would.
+func TestElasticGrowsForBlockedSends(t *testing.T) {
+	noLeaks(t)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		a := newActor(t, "elastic-bounded", func(ctx context.Context, task Task[int]) error {
+			<-release
+			return nil
+		}, Config[int]{MinWorkers: 1, MaxWorkers: 4, Capacity: 1})
+		// Sent at once: all but the first two wait for room before the
+		// second worker has started.
+		for i := range 6 {
+			go a.Send(t.Context(), i)
+		}
+		synctest.Wait()
+		// Four tasks run, one waits in the mailbox, one send waits for room.
+		s := a.Stats()
+		if s.Workers != 4 || s.Running != 4 || s.Queued != 1 || s.Blocked != 1 {
+			t.Errorf("six tasks sent into a mailbox of one: %d workers, %d running, %d queued, %d blocked; want 4, 4, 1, 1",
+				s.Workers, s.Running, s.Queued, s.Blocked)
+		}
+		close(release)
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// nilCauseError is an error type whose methods read its fields, as most
+// do: a nil *nilCauseError returned as an error panics when unwrapped.
+type nilCauseError struct{ cause error }
+
+func (e *nilCauseError) Error() string { return "failed: " + e.cause.Error() }
+func (e *nilCauseError) Unwrap() error { return e.cause }
+
+// TestNilErrorPointerFailsAttempt shows a handler that returns a nil
+// pointer as its error — the classic typed nil, whose Unwrap panics —
+// failing that attempt with a *PanicError, not taking down the process
+// when the actor asks the error whether it is permanent.
+func TestNilErrorPointerFailsAttempt(t *testing.T) {
+	noLeaks(t)
+	var failures record[*TaskError]
+	a := newActor(t, "typed-nil", func(ctx context.Context, task Task[int]) error {
+		if task.Payload == 1 {
+			var err *nilCauseError
+			return err
+		}
+		return nil
+	}, Config[int]{OnError: failures.add})
+	err := a.Ask(t.Context(), 1)
+	var te *TaskError
+	var pe *PanicError
+	if !errors.As(err, &te) || !te.Final || !errors.As(te.Err, &pe) {
+		t.Fatalf("Ask = %v, want a final *TaskError holding the *PanicError of the error's Unwrap", err)
+	}
+	if err := a.Ask(t.Context(), 2); err != nil {
+		t.Fatalf("the next task: %v", err)
+	}
+	if s := a.Stats(); s.Failed != 1 || s.Completed != 1 || s.DeadLettered != 1 || s.Workers != 1 {
+		t.Errorf("Stats %+v: want 1 failed and dead-lettered, 1 completed, 1 worker", s)
+	}
+	if fs := failures.get(); len(fs) != 1 || fs[0].ID != 1 {
+		t.Errorf("failures %v, want task 1's", fs)
+	}
+}
+
+// TestPanickingErrorHandlerKeepsFailure: when Config.OnError panics, the
+// failure it was given — a retried attempt, which no dead letter records —
+// is still logged with the task's identity, beside the handler's panic.
+func TestPanickingErrorHandlerKeepsFailure(t *testing.T) {
+	noLeaks(t)
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		a := newActor(t, "fragile", func(ctx context.Context, task Task[int]) error {
+			if task.Attempt == 1 {
+				return errors.New("flaky network")
+			}
+			return nil
+		}, Config[int]{
+			Logger:      slog.New(slog.NewTextHandler(&logs, nil)),
+			MaxAttempts: 2,
+			OnError:     func(*TaskError) { panic("error handler bug") },
+		})
+		a.Send(t.Context(), 7, WithType("sync"))
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		out := logs.String()
+		for _, want := range []string{"error handler panicked", "error handler bug", "task_id=1", "task_type=sync", "attempt=1", "flaky network"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the log lacks %q:\n%s", want, out)
+			}
+		}
+	})
+}
+
+// TestCallbackGoexitReplacesWorker: an error handler or a sink that calls
+// runtime.Goexit on a worker, as t.FailNow does, ends that worker only: the
+// failure it was reporting is settled all the same — retried, or
+// dead-lettered with its Ask answered — a worker takes the dead one's
+// place, and Close returns.
+func TestCallbackGoexitReplacesWorker(t *testing.T) {
+	noLeaks(t)
+	synctest.Test(t, func(t *testing.T) {
+		var ran record[string]
+		var letters record[int]
+		a := newActor(t, "callback-goexit", func(ctx context.Context, task Task[int]) error {
+			ran.add(fmt.Sprintf("%d#%d", task.Payload, task.Attempt))
+			switch {
+			case task.Payload == 1 && task.Attempt == 1:
+				return errors.New("retry me")
+			case task.Payload == 2:
+				return Permanent(errors.New("no"))
+			}
+			return nil
+		}, Config[int]{
+			MaxAttempts: 2,
+			OnError: func(te *TaskError) {
+				if te.ID == 1 {
+					runtime.Goexit()
+				}
+			},
+			DeadLetters: sinkFunc[int](func(l DeadLetter[int]) error {
+				letters.add(l.Task.Payload)
+				runtime.Goexit()
+				return nil
+			}),
+		})
+		if err := a.Ask(t.Context(), 1); err != nil {
+			t.Errorf("Ask(1) = %v, want its retry to succeed", err)
+		}
+		if err := a.Ask(t.Context(), 2); !errors.Is(err, ErrPermanent) {
+			t.Errorf("Ask(2) = %v, want its permanent failure", err)
+		}
+		if err := a.Ask(t.Context(), 3); err != nil {
+			t.Errorf("Ask(3) = %v", err)
+		}
+		if err := a.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := ran.get(); !slices.Equal(got, []string{"1#1", "1#2", "2#1", "3#1"}) {
+			t.Errorf("ran %v", got)
+		}
+		if got := letters.get(); !slices.Equal(got, []int{2}) {
+			t.Errorf("letters %v, want [2]", got)
+		}
+		s := a.Stats()
+		conserved(t, s)
+		if s.Completed != 2 || s.DeadLettered != 1 || s.Workers != 0 {
+			t.Errorf("Stats %+v: want 2 completed, 1 dead-lettered, no worker left", s)
+		}
+	})
+}
