@@ -379,8 +379,20 @@ SELECT count(*) FROM u`, "id", "runs", "owner", "delay_us", "error", "actor")
 // error.
 func (s *store) retry(ctx context.Context, l *lease, delay time.Duration, msg string) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, stmtRetry.in(s.schema), l.id, l.token, s.owner, delay.Microseconds(), msg, s.actor).Scan(&n)
+	err := s.pool.QueryRow(ctx, stmtRetry.in(s.schema), l.id, l.token, s.owner, delay.Microseconds(), storableError(msg), s.actor).Scan(&n)
 	return n, err
+}
+
+// storableError returns an attempt's error message as a text column can
+// hold it: invalid UTF-8 and NUL bytes, which PostgreSQL refuses, each
+// replaced by U+FFFD. A handler's error may carry any bytes, and a
+// statement refused for them would be refused at every try, while the
+// heartbeat kept the lease and the worker on the task.
+func storableError(msg string) string {
+	if storableText(msg) {
+		return msg
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(msg, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // stmtDeadLetter moves a task to the dead letters with @reason and @error
@@ -404,6 +416,10 @@ func (s *store) deadLetter(ctx context.Context, l *lease, reason Reason, msg *st
 	failed, notRun := 1, 0
 	if !ran {
 		failed, notRun = 0, 1
+	}
+	if msg != nil {
+		m := storableError(*msg)
+		msg = &m
 	}
 	var n int
 	err := s.pool.QueryRow(ctx, stmtDeadLetter.in(s.schema), l.id, l.token, s.owner, reason.String(), msg, failed, notRun).Scan(&n)
