@@ -476,18 +476,23 @@ func (s *store) cancel(ctx context.Context, id uint64) (n int, err error) {
 // its send's trace, and a scheduled task's handler still finds its period
 // (ScheduledFor). The rows are locked in id order, so that concurrent
 // replays and deletes of overlapping sets wait rather than deadlock; the
-// second of two replays of one letter finds it gone.
+// second of two replays of one letter finds it gone. The insert skips a
+// letter whose key is taken — by a live task, by a send that commits
+// meanwhile, or by a letter before it in the same replay, of which the
+// first by id moves — and only the letters inserted leave the dead
+// letters: a check of the keys beforehand missed the last two, and the
+// whole replay failed with the unique violation.
 var stmtReplay = prepare(`WITH picked AS (
-	SELECT id FROM {s}.dead_letters d
+	SELECT * FROM {s}.dead_letters
 	WHERE actor = @actor AND id = ANY(@ids::bigint[])
-		AND (unique_key IS NULL OR NOT EXISTS (SELECT 1 FROM {s}.tasks t WHERE t.actor = d.actor AND t.unique_key = d.unique_key))
 	ORDER BY id FOR UPDATE
-), d AS (
-	DELETE FROM {s}.dead_letters x USING picked WHERE x.id = picked.id RETURNING x.*
 ), i AS (
 	INSERT INTO {s}.tasks (id, actor, type, payload, priority, unique_key, available_at, runs, headers)
-	SELECT id, actor, type, payload, priority, unique_key, statement_timestamp(), runs, headers FROM d
+	SELECT id, actor, type, payload, priority, unique_key, statement_timestamp(), runs, headers FROM picked ORDER BY id
+	ON CONFLICT (actor, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 	RETURNING id
+), d AS (
+	DELETE FROM {s}.dead_letters x USING i WHERE x.id = i.id
 ), c AS (
 	INSERT INTO {s}.counts (actor, accepted, replayed) SELECT @actor, count(*), count(*) FROM i HAVING count(*) > 0
 )
