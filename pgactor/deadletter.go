@@ -120,8 +120,9 @@ func (a *Actor[T]) DeadLetters(ctx context.Context, f LetterFilter) ([]DeadLette
 // the IDs it moved. It is atomic: all the letters it returns moved in one
 // transaction, and a letter is moved once however many replays run at
 // once. An ID that is not a dead letter of this actor (any more) is left
-// out of the result, as is a letter whose unique key a live task holds. A
-// replayed task keeps its ID and counts again in Stats.Accepted.
+// out of the result, as is a letter whose unique key a live task holds, or
+// another letter of the same replay, before it by ID, takes. A replayed
+// task keeps its ID and counts again in Stats.Accepted.
 func (a *Actor[T]) Replay(ctx context.Context, ids ...uint64) ([]uint64, error) {
 	if len(ids) == 0 {
 		return nil, nil

@@ -147,3 +147,67 @@ func TestReplayUniqueKey(t *testing.T) {
 	}
 	close(block)
 }
+
+// TestReplaySharedKey checks that a replay leaves out a letter whose
+// unique key another letter of the same replay takes, or a send that
+// commits while the replay runs, rather than failing, and moving none of
+// its letters, with the server's unique violation.
+func TestReplaySharedKey(t *testing.T) {
+	r := newRig(t)
+	ctx := t.Context()
+	a := start(r, "sharedkey", nil, Config[int]{})
+	letter := func(p int, opts ...SendOption) uint64 {
+		t.Helper()
+		id, err := a.Send(ctx, p, append(opts, After(time.Hour))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := a.Cancel(ctx, id); err != nil || n != 1 {
+			t.Fatalf("cancel %d: %d, %v", id, n, err)
+		}
+		return id
+	}
+	first, second, plain := letter(1, UniqueKey("k")), letter(2, UniqueKey("k")), letter(3)
+	moved, err := a.Replay(ctx, first, second, plain)
+	if err != nil || !slices.Equal(moved, []uint64{first, plain}) {
+		t.Fatalf("replay of two letters with one key and one without: %v, %v; want %v", moved, err, []uint64{first, plain})
+	}
+	if s := stats(t, a); s.DeadLetters != 1 || s.Replayed != 2 {
+		t.Errorf("stats %+v, want 2 replayed and 1 letter left", s)
+	}
+
+	// The key is free again; a send takes it in a transaction that commits
+	// while the replay of the letter left waits for it.
+	if _, err := a.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := a.SendTx(ctx, tx, 4, UniqueKey("k")); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		moved []uint64
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		moved, err := a.Replay(context.Background(), second)
+		done <- result{moved, err}
+	}()
+	eventually(t, 10*time.Second, "the replay did not wait for the send's key", func() bool {
+		return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) > 0
+	})
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res := within(t, done, 10*time.Second, "the replay did not return"); res.err != nil || len(res.moved) != 0 {
+		t.Errorf("replay of a letter whose key a send took meanwhile: %v, %v; want nothing moved", res.moved, res.err)
+	}
+	if s := stats(t, a); s.DeadLetters != 1 {
+		t.Errorf("stats %+v, want the letter left", s)
+	}
+}

@@ -74,6 +74,28 @@ func (a *Actor[T]) cancelAll(cause error) {
 	}
 }
 
+// expireLeases cancels, with ErrLeaseLost, the handlers of the leases that
+// ran out without a renewal, as far as this process knows, and returns how
+// long until the earliest of the others runs out: the pump calls it then.
+// A heartbeat that fails tells them too (applyHeartbeat), but one that
+// hangs — a network that stops answering rather than refusing — does so
+// only when its round gives up, a Lease after it was sent, while from the
+// lease's end on another worker may run the task.
+func (a *Actor[T]) expireLeases() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := time.Now()
+	next := a.set.lease // a lease taken from now on runs out no sooner, give or take its round
+	for _, l := range a.leases {
+		if now.After(l.deadline) {
+			l.cancel(ErrLeaseLost)
+			continue
+		}
+		next = min(next, l.deadline.Sub(now))
+	}
+	return next
+}
+
 // applyHeartbeat extends the leases the heartbeat found held and cancels,
 // with ErrLeaseLost, the handlers of those it did not find, and with
 // ErrCanceled those of tasks marked canceled. Then it cancels the

@@ -212,3 +212,51 @@ func TestLeaseTakenAgain(t *testing.T) {
 		t.Errorf("%d leases held after both were settled", n)
 	}
 }
+
+// TestLeaseStalledTold checks that a worker cut off by a network that
+// stops answering — its heartbeat round hangs rather than fails — has its
+// handler told ErrLeaseLost when its lease runs out, as far as its process
+// knows, not a whole Lease after the heartbeat that hung was sent: by
+// then another worker had run the task beside it for most of a heartbeat.
+func TestLeaseStalledTold(t *testing.T) {
+	r := newRig(t)
+	stalledPool, proxy := r.poolThroughProxy()
+
+	const lease = time.Second
+	started := make(chan struct{})
+	told := make(chan time.Time, 1)
+	stalled, err := New(t.Context(), stalledPool, "stalled", func(ctx context.Context, task actor.Task[int]) error {
+		close(started)
+		<-ctx.Done()
+		if context.Cause(ctx) == ErrLeaseLost {
+			told <- time.Now()
+		}
+		return ctx.Err()
+	}, Config[int]{Schema: r.schema, Lease: lease, Heartbeat: lease / 2, Logger: quiet(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		proxy.Resume()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stalled.Close(ctx)
+	}()
+	if _, err := stalled.Send(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	time.Sleep(lease / 4)
+	proxy.Stall() // the heartbeats hang from now on
+
+	reran := make(chan time.Time, 1)
+	start(r, "stalled", func(ctx context.Context, task actor.Task[int]) error {
+		reran <- time.Now()
+		return nil
+	}, Config[int]{PollInterval: 20 * time.Millisecond})
+	heir := within(t, reran, 10*time.Second, "the task of a stalled worker never ran again")
+	first := within(t, told, 10*time.Second, "the stalled handler was never told its lease was lost")
+	if late := first.Sub(heir); late > 150*time.Millisecond {
+		t.Errorf("the stalled handler was told its lease was lost %v after another worker took the task", late)
+	}
+}

@@ -73,6 +73,7 @@ type pump[T any] struct {
 	results   chan roundResult
 	beat      *time.Ticker // the heartbeat's
 	timer     *time.Timer  // the next poll, or the end of a pause
+	expiry    *time.Timer  // when the earliest lease runs out, unless renewed (expireLeases)
 }
 
 // runPump is the pump's goroutine.
@@ -86,9 +87,11 @@ func (a *Actor[T]) runPump() {
 		results:  make(chan roundResult, a.set.rounds),
 		beat:     time.NewTicker(a.set.heartbeat),
 		timer:    time.NewTimer(time.Hour),
+		expiry:   time.NewTimer(a.set.lease),
 	}
 	defer p.beat.Stop()
 	defer p.timer.Stop()
+	defer p.expiry.Stop()
 	p.run()
 }
 
@@ -121,8 +124,8 @@ func (p *pump[T]) run() {
 	}
 }
 
-// wait waits for work, for a round to end, for the heartbeat, or for the
-// time to poll or try again.
+// wait waits for work, for a round to end, for the heartbeat, for the
+// time to poll or try again, or for a lease to run out.
 func (p *pump[T]) wait() {
 	select {
 	case res := <-p.results:
@@ -137,6 +140,8 @@ func (p *pump[T]) wait() {
 	case <-p.timer.C:
 		p.ready, p.paused = true, false
 		p.wakes++
+	case <-p.expiry.C:
+		p.expiry.Reset(p.a.expireLeases())
 	case <-p.a.free:
 	case <-p.stopping:
 	case <-p.a.shut.draining:

@@ -38,6 +38,8 @@ func RunAt(t time.Time) SendOption {
 			o.err = errors.New("RunAt: the time is zero")
 		case t.After(latestRunAt):
 			o.err = fmt.Errorf("RunAt: %v is later than PostgreSQL stores a time (%v)", t, latestRunAt)
+		case t.Before(earliestRunAt):
+			o.err = fmt.Errorf("RunAt: %v is earlier than PostgreSQL stores a time (%v)", t, earliestRunAt)
 		}
 		o.at, o.delay = t, 0
 	}
@@ -46,6 +48,12 @@ func RunAt(t time.Time) SendOption {
 // latestRunAt is the last microsecond of the last day a timestamptz
 // holds.
 var latestRunAt = time.Date(294276, time.December, 31, 23, 59, 59, 999999000, time.UTC)
+
+// earliestRunAt is the first microsecond a timestamptz holds, 24 November
+// 4714 BC (year -4713 as Go counts them): a RunAt before it, though due
+// at once, was refused by the server's "timestamp out of range", which
+// named neither the option nor the bound.
+var earliestRunAt = time.Date(-4713, time.November, 24, 0, 0, 0, 0, time.UTC)
 
 // After makes the task due d after the send, by the database's clock.
 func After(d time.Duration) SendOption {

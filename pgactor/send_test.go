@@ -80,6 +80,7 @@ func TestSendErrors(t *testing.T) {
 		{After(-time.Second), "After: the delay must be ≥ 0"},
 		{RunAt(time.Time{}), "RunAt: the time is zero"},
 		{RunAt(time.Date(294277, 1, 1, 0, 0, 0, 0, time.UTC)), "later than PostgreSQL stores a time"},
+		{RunAt(time.Date(-4713, 11, 23, 23, 59, 59, 999999000, time.UTC)), "earlier than PostgreSQL stores a time"},
 		{UniqueKey(""), "UniqueKey: the key is empty"},
 		{WithType(""), "WithType: the name is empty"},
 	} {

@@ -305,3 +305,47 @@ func TestGoexit(t *testing.T) {
 		t.Errorf("stats %+v after %d runs: want the worker replaced", s, ran.count())
 	}
 }
+
+// TestErrorNotStorable checks that a handler's error whose message
+// PostgreSQL cannot store as text — invalid UTF-8, a NUL byte — still
+// retries and dead-letters its task, with the message made storable,
+// rather than failing the statement that records it again and again while
+// the heartbeat keeps the lease: the worker was stuck on the task for as
+// long as the process ran, and the tasks behind it never ran.
+func TestErrorNotStorable(t *testing.T) {
+	r := newRig(t)
+	ran := make(chan int, 10)
+	a := start(r, "notstorable", func(ctx context.Context, task actor.Task[int]) error {
+		ran <- task.Payload
+		switch task.Payload {
+		case 1:
+			return errors.New("latin-1 \xe9t\xe9")
+		case 2:
+			return actor.Permanent(errors.New("nul \x00 byte"))
+		}
+		return nil
+	}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, PollInterval: 20 * time.Millisecond,
+		Logger: quiet(t)})
+	for p := 1; p <= 3; p++ {
+		if _, err := a.Send(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 15*time.Second, "the tasks failing with unstorable messages were not dead-lettered", func() bool {
+		s := stats(t, a)
+		return s.DeadLettered == 2 && s.Completed == 1
+	})
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{})
+	if err != nil || len(letters) != 2 {
+		t.Fatalf("dead letters: %v, %v", letters, err)
+	}
+	for _, l := range letters {
+		want := map[int]struct {
+			reason Reason
+			err    string
+		}{1: {ReasonMaxAttempts, "latin-1 \ufffdt\ufffd"}, 2: {ReasonPermanent, "nul \ufffd byte"}}[l.Task.Payload]
+		if l.Reason != want.reason || l.Err == nil || l.Err.Error() != want.err {
+			t.Errorf("task %d dead-lettered for %v with %v, want %v with %q", l.Task.Payload, l.Reason, l.Err, want.reason, want.err)
+		}
+	}
+}

@@ -379,8 +379,20 @@ SELECT count(*) FROM u`, "id", "runs", "owner", "delay_us", "error", "actor")
 // error.
 func (s *store) retry(ctx context.Context, l *lease, delay time.Duration, msg string) (int, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, stmtRetry.in(s.schema), l.id, l.token, s.owner, delay.Microseconds(), msg, s.actor).Scan(&n)
+	err := s.pool.QueryRow(ctx, stmtRetry.in(s.schema), l.id, l.token, s.owner, delay.Microseconds(), storableError(msg), s.actor).Scan(&n)
 	return n, err
+}
+
+// storableError returns an attempt's error message as a text column can
+// hold it: invalid UTF-8 and NUL bytes, which PostgreSQL refuses, each
+// replaced by U+FFFD. A handler's error may carry any bytes, and a
+// statement refused for them would be refused at every try, while the
+// heartbeat kept the lease and the worker on the task.
+func storableError(msg string) string {
+	if storableText(msg) {
+		return msg
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(msg, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // stmtDeadLetter moves a task to the dead letters with @reason and @error
@@ -404,6 +416,10 @@ func (s *store) deadLetter(ctx context.Context, l *lease, reason Reason, msg *st
 	failed, notRun := 1, 0
 	if !ran {
 		failed, notRun = 0, 1
+	}
+	if msg != nil {
+		m := storableError(*msg)
+		msg = &m
 	}
 	var n int
 	err := s.pool.QueryRow(ctx, stmtDeadLetter.in(s.schema), l.id, l.token, s.owner, reason.String(), msg, failed, notRun).Scan(&n)
@@ -460,18 +476,23 @@ func (s *store) cancel(ctx context.Context, id uint64) (n int, err error) {
 // its send's trace, and a scheduled task's handler still finds its period
 // (ScheduledFor). The rows are locked in id order, so that concurrent
 // replays and deletes of overlapping sets wait rather than deadlock; the
-// second of two replays of one letter finds it gone.
+// second of two replays of one letter finds it gone. The insert skips a
+// letter whose key is taken — by a live task, by a send that commits
+// meanwhile, or by a letter before it in the same replay, of which the
+// first by id moves — and only the letters inserted leave the dead
+// letters: a check of the keys beforehand missed the last two, and the
+// whole replay failed with the unique violation.
 var stmtReplay = prepare(`WITH picked AS (
-	SELECT id FROM {s}.dead_letters d
+	SELECT * FROM {s}.dead_letters
 	WHERE actor = @actor AND id = ANY(@ids::bigint[])
-		AND (unique_key IS NULL OR NOT EXISTS (SELECT 1 FROM {s}.tasks t WHERE t.actor = d.actor AND t.unique_key = d.unique_key))
 	ORDER BY id FOR UPDATE
-), d AS (
-	DELETE FROM {s}.dead_letters x USING picked WHERE x.id = picked.id RETURNING x.*
 ), i AS (
 	INSERT INTO {s}.tasks (id, actor, type, payload, priority, unique_key, available_at, runs, headers)
-	SELECT id, actor, type, payload, priority, unique_key, statement_timestamp(), runs, headers FROM d
+	SELECT id, actor, type, payload, priority, unique_key, statement_timestamp(), runs, headers FROM picked ORDER BY id
+	ON CONFLICT (actor, unique_key) WHERE unique_key IS NOT NULL DO NOTHING
 	RETURNING id
+), d AS (
+	DELETE FROM {s}.dead_letters x USING i WHERE x.id = i.id
 ), c AS (
 	INSERT INTO {s}.counts (actor, accepted, replayed) SELECT @actor, count(*), count(*) FROM i HAVING count(*) > 0
 )
