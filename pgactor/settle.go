@@ -201,8 +201,10 @@ func (a *Actor[T]) report(worker string, l *lease, err error, final bool) {
 	te := &actor.TaskError{Actor: a.name, Worker: worker, ID: uint64(l.id), Type: l.typ, Attempt: l.attempt, Final: final, Err: err}
 	defer func() {
 		if v := recover(); v != nil {
+			// The failure it was given goes with it: a retried attempt is
+			// recorded nowhere else.
 			a.log.LogAttrs(context.Background(), slog.LevelError, "pgactor: error handler panicked",
-				slog.String("actor", a.name), slog.String("worker", worker), slog.Any("panic", v))
+				append(te.Attrs(), slog.Any("panic", v))...)
 		}
 	}()
 	a.onError(te)

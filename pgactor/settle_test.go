@@ -3,7 +3,10 @@ package pgactor
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -349,3 +352,42 @@ func TestErrorNotStorable(t *testing.T) {
 		}
 	}
 }
+
+// When Config.OnError panics, the log that says so carries the failure it
+// was given: the task's ID and type, the attempt and its error, which for
+// an attempt to be retried are recorded nowhere else.
+func TestPanickingErrorHandlerLogsFailure(t *testing.T) {
+	r := newRig(t)
+	var mu sync.Mutex
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(b)
+	}), nil))
+	a := start(r, "onerror-panics", func(ctx context.Context, task actor.Task[string]) error {
+		return errors.New("boom")
+	}, Config[string]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Hour}, Logger: logger,
+		OnError: func(*actor.TaskError) { panic("handler of handlers") }, PollInterval: 20 * time.Millisecond})
+	id, err := a.Send(t.Context(), "fails")
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.String()
+	}
+	eventually(t, 10*time.Second, "the panic logged", func() bool { return strings.Contains(read(), "error handler panicked") })
+	line := read()
+	for _, want := range []string{fmt.Sprintf("task_id=%d", id), "task_type=string", "attempt=1", "boom", "handler of handlers"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the log of OnError's panic lacks %q:\n%s", want, line)
+		}
+	}
+}
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
