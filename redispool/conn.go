@@ -67,7 +67,7 @@ func (c *conn) track(cmd string) {
 	switch len(cmd) {
 	case 4:
 		if strings.EqualFold(cmd, "EXEC") {
-			c.state &^= stateWatch | stateMulti
+			c.endMulti()
 		}
 	case 5:
 		switch {
@@ -81,7 +81,7 @@ func (c *conn) track(cmd string) {
 		case strings.EqualFold(cmd, "UNWATCH"):
 			c.state &^= stateWatch
 		case strings.EqualFold(cmd, "DISCARD"):
-			c.state &^= stateWatch | stateMulti
+			c.endMulti()
 		case strings.EqualFold(cmd, "MONITOR"):
 			c.state |= stateMonitor
 		}
@@ -93,6 +93,15 @@ func (c *conn) track(cmd string) {
 		if strings.EqualFold(cmd, "PSUBSCRIBE") || strings.EqualFold(cmd, "SSUBSCRIBE") {
 			c.state |= stateSubscribe
 		}
+	}
+}
+
+// endMulti records an EXEC or DISCARD. Outside MULTI the server refuses
+// both with an error reply and leaves a WATCH in force, which would abort
+// the next caller's transaction.
+func (c *conn) endMulti() {
+	if c.state&stateMulti != 0 {
+		c.state &^= stateWatch | stateMulti
 	}
 }
 

@@ -60,6 +60,8 @@ func TestValidate(t *testing.T) {
 		{"WATCH left", []string{"do WATCH"}, "WATCH state"},
 		{"WATCH then UNWATCH", []string{"do WATCH", "do UNWATCH"}, ""},
 		{"WATCH, MULTI, EXEC", []string{"do WATCH", "do MULTI", "do EXEC"}, ""},
+		{"WATCH, EXEC outside MULTI", []string{"do WATCH", "do EXEC"}, "WATCH state"},
+		{"WATCH, DISCARD outside MULTI", []string{"do WATCH", "do DISCARD"}, "WATCH state"},
 		{"WATCH and MULTI open", []string{"do WATCH", "do MULTI"}, "WATCH+MULTI state"},
 		{"SUBSCRIBE", []string{"do SUBSCRIBE"}, "SUBSCRIBE state"},
 		{"PSUBSCRIBE", []string{"do PSUBSCRIBE"}, "SUBSCRIBE state"},

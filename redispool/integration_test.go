@@ -246,3 +246,48 @@ func TestRedisTestPings(t *testing.T) {
 		t.Errorf("created %d, destroyed %d; want 2, 0: healthy connections pass the PING", st.Created, st.Destroyed)
 	}
 }
+
+// TestRedisWatchOutlivesFailedEnd checks that a connection given back
+// after a WATCH and an EXEC or DISCARD sent outside MULTI is not handed
+// to the next caller as clean: the server refuses those without
+// unwatching, so the next caller's transaction would abort because of a
+// key it never watched.
+func TestRedisWatchOutlivesFailedEnd(t *testing.T) {
+	addr := testenv.Redis(t)
+	for _, end := range []string{"DISCARD", "EXEC"} {
+		t.Run(end, func(t *testing.T) {
+			name := testName(t)
+			p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 1}, nil)
+			ctx := context.Background()
+			watched, other := name+":watched", name+":other"
+			defer p.Do(ctx, "DEL", watched, other)
+
+			c, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Do("WATCH", watched); err != nil {
+				t.Fatal(err)
+			}
+			var rerr redis.Error
+			if _, err := c.Do(end); !errors.As(err, &rerr) {
+				t.Fatalf("%s outside MULTI: %v, want an error reply", end, err)
+			}
+			c.Close()
+
+			c, err = p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := admin(t, addr).Do("SET", watched, "changed"); err != nil {
+				t.Fatal(err)
+			}
+			c.Do("MULTI")
+			c.Do("SET", other, "v")
+			if reply, err := c.Do("EXEC"); err != nil || reply == nil {
+				t.Errorf("the next caller's MULTI/EXEC = %v, %v: aborted by a WATCH the connection was given back with", reply, err)
+			}
+		})
+	}
+}
