@@ -193,6 +193,10 @@ func (c *conn) do(ctx context.Context, timeout time.Duration, cmd string, args .
 		return nil, err
 	}
 	c.track(cmd)
+	// Counted before redigo writes the command: if an argument's RedisArg
+	// panics, the command is left half written in the buffer, where the
+	// next caller's command would complete it.
+	c.pending++
 	var reply any
 	switch timeout {
 	case 0:

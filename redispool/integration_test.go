@@ -291,3 +291,57 @@ func TestRedisWatchOutlivesFailedEnd(t *testing.T) {
 		})
 	}
 }
+
+// panicArg is an argument whose RedisArg panics, as a value method called
+// through a nil pointer does.
+type panicArg struct{}
+
+func (panicArg) RedisArg() any { panic("RedisArg panicked") }
+
+// TestRedisPanicWritingCommand checks that a command whose argument
+// panics while redigo writes it neither leaves its half-written command
+// for the next caller, whose command the server would read as the rest of
+// it, nor keeps the connection from the pool: Do gives it back, and the
+// pool replaces it.
+func TestRedisPanicWritingCommand(t *testing.T) {
+	addr := testenv.Redis(t)
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, p *Pool, key string)
+	}{
+		{"Do", func(ctx context.Context, p *Pool, key string) {
+			p.Do(ctx, "SET", key, panicArg{})
+		}},
+		{"With", func(ctx context.Context, p *Pool, key string) {
+			p.With(ctx, func(ctx context.Context, c *Conn) error {
+				_, err := c.Do("SET", key, panicArg{})
+				return err
+			})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := testName(t)
+			p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 1}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			func() {
+				defer func() {
+					if r := recover(); r == nil {
+						t.Error("the panic did not reach the caller")
+					}
+				}()
+				tt.run(ctx, p, name)
+			}()
+			if st := p.Stats(); st.InUse != 0 {
+				t.Fatalf("in use after the panic: %d, want 0", st.InUse)
+			}
+			if reply, err := redis.String(p.Do(ctx, "PING")); err != nil || reply != "PONG" {
+				t.Errorf("the next PING = %q, %v; want PONG", reply, err)
+			}
+			if st := p.Stats(); st.DestroyedBy.Invalid != 1 {
+				t.Errorf("destroyed as invalid: %d, want 1", st.DestroyedBy.Invalid)
+			}
+		})
+	}
+}

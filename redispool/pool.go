@@ -62,9 +62,11 @@ func (p *Pool) Do(ctx context.Context, cmd string, args ...any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply, err := l.Value().do(ctx, 0, cmd, args...)
-	l.Release()
-	return reply, err
+	// Deferred, so that a connection whose command panicked goes back, to
+	// be replaced, rather than wait for the garbage collector to find its
+	// lease.
+	defer l.Release()
+	return l.Value().do(ctx, 0, cmd, args...)
 }
 
 // Acquire takes a connection from the pool, waiting until one is free or
