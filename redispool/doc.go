@@ -54,7 +54,10 @@
 // system call on most takes; go-redis makes one on every take. Under TLS
 // the look sees records, not replies: it finds the end of the stream and
 // a TLS alert (close_notify), and leaves other records — a TLS 1.3 session
-// ticket waits there until the first command — for the TLS layer to read.
+// ticket waits there until the first command — for the TLS layer to read,
+// unless the stream ends behind them, as it does behind TLS 1.3's
+// close_notify, which looks like any other record; that end is seen on
+// Linux only.
 // It is made on TCP and Unix sockets on Linux and the BSDs.
 //
 // Every Config.Pool.ValidationInterval the pool also sends PING on each

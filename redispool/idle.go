@@ -3,6 +3,7 @@ package redispool
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/actorpool/actorpool/internal/sockpeek"
 )
@@ -45,7 +46,8 @@ func (f *factory) checkIdle(c *conn) error {
 // caller's command. Under TLS, an alert (close_notify, or a fatal one)
 // ends the session; another record may be a message of the TLS layer
 // itself — a TLS 1.3 session ticket, sent after the handshake, waits
-// there until the first command — and is left for it to read.
+// there until the first command — and is left for it to read, unless the
+// stream ends behind it.
 func peek(c *conn) error {
 	first, waiting, err := sockpeek.Peek(c.nc)
 	switch {
@@ -56,6 +58,12 @@ func peek(c *conn) error {
 	case first == tlsAlert:
 		return errTLSAlert
 	case first == tlsChangeCipherSpec, first == tlsHandshake, first == tlsApplicationData:
+		// TLS 1.3 sends an alert as application data, like a session
+		// ticket: a session the server ended shows only by the end of
+		// the stream behind the record.
+		if sockpeek.Closed(c.nc) {
+			return fmt.Errorf("redispool: idle connection: %w: %w", sockpeek.ErrPeerClosed, io.EOF)
+		}
 		return nil
 	}
 	return errUnexpectedData

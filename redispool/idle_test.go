@@ -2,9 +2,20 @@ package redispool
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
 	"net"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +23,7 @@ import (
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/internal/sockpeek"
 	"github.com/actorpool/actorpool/internal/testenv"
+	"github.com/gomodule/redigo/redis"
 )
 
 // tcpPair returns both ends of a loopback TCP connection.
@@ -39,6 +51,11 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 // that ends the session or another record, which is left for the TLS
 // layer; and that it takes nothing from the socket.
 func TestPeek(t *testing.T) {
+	// Only Linux shows the end of the stream behind a record.
+	var tls13Closed error
+	if runtime.GOOS == "linux" {
+		tls13Closed = io.EOF
+	}
 	tests := []struct {
 		name   string
 		server func(c net.Conn)
@@ -51,6 +68,10 @@ func TestPeek(t *testing.T) {
 		{"error unasked, then closed", func(c net.Conn) { c.Write([]byte("-ERR bye\r\n")); c.Close() }, true, errUnexpectedData},
 		{"TLS close_notify", func(c net.Conn) { c.Write([]byte{tlsAlert, 3, 3, 0, 2, 1, 0}) }, true, errTLSAlert},
 		{"TLS session ticket", func(c net.Conn) { c.Write([]byte{tlsApplicationData, 3, 3, 0, 1, 0}) }, true, nil},
+		{"TLS 1.3 close_notify, then closed", func(c net.Conn) {
+			c.Write(append([]byte{tlsApplicationData, 3, 3, 0, 19}, make([]byte, 19)...))
+			c.Close()
+		}, true, tls13Closed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +82,8 @@ func TestPeek(t *testing.T) {
 				// a moment.
 				testenv.Eventually(t, 10*time.Second, "the server's doing to reach the socket", func() bool {
 					_, waiting, err := sockpeek.Peek(client)
-					return waiting || err != nil
+					// Behind data, the end comes a moment later too.
+					return err != nil || waiting && (tt.want != io.EOF || sockpeek.Closed(client))
 				})
 			}
 			err := peek(&conn{nc: client})
@@ -223,5 +245,101 @@ func TestFaultKillIdle(t *testing.T) {
 			}
 			faults.CheckNoSlotLost(t, p)
 		})
+	}
+}
+
+// writeSelfSigned writes a self-signed certificate for 127.0.0.1 and its
+// key to dir, and returns their files' paths.
+func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// TestFaultKillIdleTLS checks, on a private server over TLS 1.3, that the
+// look at an idle connection finds a session the server ended: its
+// goodbye (close_notify) is a record of the same type as the session
+// tickets it sends after the handshake, and waits before the end of the
+// stream. A fresh connection, whose tickets wait unread, is kept.
+func TestFaultKillIdleTLS(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the end of the stream behind a TLS record is seen on Linux only")
+	}
+	certFile, keyFile := writeSelfSigned(t, t.TempDir())
+	tlsAddr := testenv.FreeAddr(t)
+	_, tlsPort, _ := net.SplitHostPort(tlsAddr)
+	srv := testenv.PrivateRedis(t, "--tls-port", tlsPort, "--tls-cert-file", certFile, "--tls-key-file", keyFile,
+		"--tls-ca-cert-file", certFile, "--tls-auth-clients", "no")
+	testenv.Eventually(t, 20*time.Second, "the server's TLS port", func() bool { return testenv.Reachable(tlsAddr) })
+
+	var log socketLog
+	p, err := newPool(&Config{
+		Addr: "rediss://" + tlsAddr, Dial: log.dial,
+		DialOptions: []redis.DialOption{redis.DialTLSConfig(&tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})},
+		Pool:        actorpool.Config{MaxObjects: 1, Logger: testLogger(t)},
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.CloseAtEnd(t, 10*time.Second, p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	sock := log.sockets()[0]
+	testenv.Eventually(t, 10*time.Second, "the session tickets to wait on the fresh connection", func() bool {
+		_, waiting, _ := sockpeek.Peek(sock)
+		return waiting
+	})
+	p.clock.Tick()
+	if reply, err := redis.String(p.Do(ctx, "PING")); err != nil || reply != "PONG" {
+		t.Fatalf("PING on a fresh connection = %q, %v; want PONG", reply, err)
+	}
+	if st := p.Stats(); st.Created != 1 {
+		t.Errorf("created %d, want 1: a fresh connection whose session tickets wait was replaced", st.Created)
+	}
+
+	if n, err := redis.Int(admin(t, srv.Addr()).Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")); err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL = %d, %v; want 1 session killed", n, err)
+	}
+	testenv.Eventually(t, 10*time.Second, "the killed session's socket to see its end", func() bool { return sockpeek.Closed(sock) })
+	p.clock.Tick()
+	if reply, err := redis.String(p.Do(ctx, "PING")); err != nil || reply != "PONG" {
+		t.Errorf("PING after the idle session was killed = %q, %v; want PONG on a new connection", reply, err)
+	}
+	if st := p.Stats(); st.Created != 2 || st.DestroyedBy.Invalid != 1 {
+		t.Errorf("created %d, destroyed as invalid %d; want 2 and 1", st.Created, st.DestroyedBy.Invalid)
 	}
 }

@@ -325,16 +325,18 @@ type RedisServer struct {
 	t    testing.TB
 	bin  string
 	port int
+	args []string // more of redis-server's options
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
 }
 
-// PrivateRedis starts a private redis-server on a free port and arranges
-// for it to be stopped when t ends.
-func PrivateRedis(t testing.TB) *RedisServer {
+// PrivateRedis starts a private redis-server on a free port, with args
+// added to its options (such as "--tls-port", "6390"), and arranges for
+// it to be stopped when t ends.
+func PrivateRedis(t testing.TB, args ...string) *RedisServer {
 	t.Helper()
-	s := &RedisServer{t: t, bin: privateControl(t, "redis-server"), port: freePort(t)}
+	s := &RedisServer{t: t, bin: privateControl(t, "redis-server"), port: freePort(t), args: args}
 	t.Cleanup(func() { s.kill() })
 	s.Start()
 	return s
@@ -361,8 +363,8 @@ func (s *RedisServer) Ready() bool {
 // Start starts the server and waits until it accepts connections.
 func (s *RedisServer) Start() {
 	s.t.Helper()
-	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	cmd := exec.Command(s.bin, append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"}, s.args...)...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("start private Redis: %v", err)
 	}
