@@ -346,41 +346,51 @@ func TestRedisPanicWritingCommand(t *testing.T) {
 	}
 }
 
-// TestRedisWithConnAfterReturn checks that the Conn a With callback got
-// refuses commands once With has given the connection back, as a Conn
-// given back with Release does: by then the connection may be another
-// caller's, and a command through the kept Conn would run inside that
-// caller's transaction.
+// TestRedisWithConnAfterReturn checks that a With's Conn, the callback's
+// or one acquired on the callback's context, refuses commands once With
+// has given the connection back, as a Conn given back with Release does:
+// by then the connection may be another caller's, and a command through
+// the kept Conn would run inside that caller's MULTI.
 func TestRedisWithConnAfterReturn(t *testing.T) {
 	addr := testenv.Redis(t)
-	name := testName(t)
-	p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 1}, nil)
-	ctx := context.Background()
-	key := name + ":k"
-	defer p.Do(ctx, "DEL", key)
+	for _, tc := range []struct {
+		name string
+		keep func(ctx context.Context, p *Pool, c *Conn) (*Conn, error)
+	}{
+		{"the callback's", func(ctx context.Context, p *Pool, c *Conn) (*Conn, error) { return c, nil }},
+		{"acquired on its context", func(ctx context.Context, p *Pool, c *Conn) (*Conn, error) { return p.Acquire(ctx) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := testName(t)
+			p := newRedisPool(t, addr, name, actorpool.Config{MaxObjects: 1}, nil)
+			ctx := context.Background()
+			key := name + ":k"
+			defer p.Do(ctx, "DEL", key)
 
-	var kept *Conn
-	if err := p.With(ctx, func(ctx context.Context, c *Conn) error {
-		kept = c
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	other, err := p.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.Do("MULTI"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kept.Do("SET", key, "from the kept Conn"); !errors.Is(err, ErrConnClosed) {
-		t.Errorf("Do on a With callback's Conn after With returned: %v, want ErrConnClosed", err)
-	}
-	if err := kept.Err(); !errors.Is(err, ErrConnClosed) {
-		t.Errorf("Err on a With callback's Conn after With returned: %v, want ErrConnClosed", err)
-	}
-	if ran, err := redis.Values(other.Do("EXEC")); err != nil || len(ran) != 0 {
-		t.Errorf("the other caller's EXEC = %v, %v; want no commands: it sent none", ran, err)
+			var kept *Conn
+			if err := p.With(ctx, func(ctx context.Context, c *Conn) (err error) {
+				kept, err = tc.keep(ctx, p, c)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			other, err := p.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			if _, err := other.Do("MULTI"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kept.Do("SET", key, "from the kept Conn"); !errors.Is(err, ErrConnClosed) {
+				t.Errorf("Do on a With's Conn after With returned: %v, want ErrConnClosed", err)
+			}
+			if err := kept.Err(); !errors.Is(err, ErrConnClosed) {
+				t.Errorf("Err on a With's Conn after With returned: %v, want ErrConnClosed", err)
+			}
+			if ran, err := redis.Values(other.Do("EXEC")); err != nil || len(ran) != 0 {
+				t.Errorf("the other caller's EXEC = %v, %v; want no commands: it sent none", ran, err)
+			}
+		})
 	}
 }

@@ -42,7 +42,7 @@ func (c *Conn) Release() { c.Close() }
 // Close is Release, for redis.Conn, and returns ErrConnClosed if the
 // connection was already given back.
 func (c *Conn) Close() error {
-	if c.c == nil {
+	if c.live() == nil {
 		return ErrConnClosed
 	}
 	c.c = nil
@@ -54,17 +54,29 @@ func (c *Conn) Close() error {
 // lent by With, or acquired on the context of a With callback, it marks
 // the connection, and the outermost With destroys it.
 func (c *Conn) Destroy() {
-	if c.c == nil {
+	if c.live() == nil {
 		return
 	}
 	c.c = nil
 	c.lease.Destroy()
 }
 
+// live returns the connection, or nil once it was given back: by this
+// Conn, or, for one lent by With or acquired on a With callback's
+// context, by that With, after which the connection may be another
+// caller's. Such a Conn's lease is the With's, and reads as given back
+// from then on.
+func (c *Conn) live() *conn {
+	if c.c != nil && c.lease.Nested() && c.lease.Value() == nil {
+		c.c = nil
+	}
+	return c.c
+}
+
 // Err returns a non-nil error if the connection is broken: the pool will
 // not reuse it.
 func (c *Conn) Err() error {
-	if c.c == nil {
+	if c.live() == nil {
 		return ErrConnClosed
 	}
 	return c.c.broken()
@@ -81,7 +93,7 @@ func (c *Conn) Do(cmd string, args ...any) (any, error) {
 // closed under the command, which fails with ctx's error, and the pool will
 // not reuse it.
 func (c *Conn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
-	if c.c == nil {
+	if c.live() == nil {
 		return nil, ErrConnClosed
 	}
 	return c.c.do(ctx, 0, cmd, args...)
@@ -91,7 +103,7 @@ func (c *Conn) DoContext(ctx context.Context, cmd string, args ...any) (any, err
 // the connection was dialed with; zero means none, as for a redigo
 // connection.
 func (c *Conn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
-	if c.c == nil {
+	if c.live() == nil {
 		return nil, ErrConnClosed
 	}
 	return c.c.do(context.Background(), readTimeout(timeout), cmd, args...)
@@ -99,7 +111,7 @@ func (c *Conn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (an
 
 // Send writes a command to the connection's output buffer.
 func (c *Conn) Send(cmd string, args ...any) error {
-	if c.c == nil {
+	if c.live() == nil {
 		return ErrConnClosed
 	}
 	return c.c.send(cmd, args...)
@@ -107,7 +119,7 @@ func (c *Conn) Send(cmd string, args ...any) error {
 
 // Flush writes the output buffer to the server.
 func (c *Conn) Flush() error {
-	if c.c == nil {
+	if c.live() == nil {
 		return ErrConnClosed
 	}
 	return c.c.rc.Flush()
@@ -120,7 +132,7 @@ func (c *Conn) Receive() (any, error) {
 
 // ReceiveContext is Receive bounded by ctx, as DoContext is.
 func (c *Conn) ReceiveContext(ctx context.Context) (any, error) {
-	if c.c == nil {
+	if c.live() == nil {
 		return nil, ErrConnClosed
 	}
 	return c.c.receive(ctx, 0)
@@ -129,7 +141,7 @@ func (c *Conn) ReceiveContext(ctx context.Context) (any, error) {
 // ReceiveWithTimeout is Receive with a read timeout of its own; zero
 // means none, as for a redigo connection.
 func (c *Conn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
-	if c.c == nil {
+	if c.live() == nil {
 		return nil, ErrConnClosed
 	}
 	return c.c.receive(context.Background(), readTimeout(timeout))
