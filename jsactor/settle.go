@@ -121,15 +121,16 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 	}
 	final := h.attempt >= a.set.maxAttempts || errors.Is(err, actor.ErrPermanent)
 	a.counts.add(countFailed, 1)
-	a.report(&actor.TaskError{Actor: a.name, Worker: worker, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: final, Err: err})
-	switch {
-	case errors.Is(err, actor.ErrPermanent):
-		a.deadLetter(h, ReasonPermanent, err, true)
-	case final:
-		a.deadLetter(h, ReasonMaxAttempts, err, true)
-	default:
-		a.retry(h, err)
-	}
+	a.report(&actor.TaskError{Actor: a.name, Worker: worker, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: final, Err: err}, func() {
+		switch {
+		case errors.Is(err, actor.ErrPermanent):
+			a.deadLetter(h, ReasonPermanent, err, true)
+		case final:
+			a.deadLetter(h, ReasonMaxAttempts, err, true)
+		default:
+			a.retry(h, err)
+		}
+	})
 }
 
 // ack acknowledges h's message, waiting for the server to confirm, and

@@ -42,10 +42,15 @@ func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
 		if ok {
 			return
 		}
+		// Deferred, so that a worker takes this one's place even when
+		// OnError, reporting the handler's Goexit, calls Goexit again.
+		defer func() {
+			a.tokens <- struct{}{}
+			a.startWorker()
+		}()
+		// A Goexit of OnError comes after the task was settled (report),
+		// and the settle here finds it so.
 		a.settle(name, h, &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()})
-		a.endRun()
-		a.tokens <- struct{}{}
-		a.startWorker()
 	}()
 	a.runTask(name, h)
 	return true
@@ -87,8 +92,8 @@ func (a *Actor[T]) runTask(name string, h *held) {
 	}
 	if lost > a.set.maxLost {
 		err := a.lostError(h, lost)
-		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt - 1, Final: true, Err: err})
-		a.deadLetter(h, ReasonLost, err, false)
+		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt - 1, Final: true, Err: err},
+			func() { a.deadLetter(h, ReasonLost, err, false) })
 		return
 	}
 	payload, err := a.codec.Decode(h.msg.Data())
@@ -97,8 +102,8 @@ func (a *Actor[T]) runTask(name string, h *held) {
 			return
 		}
 		derr := &DecodeError{Actor: a.name, ID: h.rec.id, Err: err}
-		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: true, Err: derr})
-		a.deadLetter(h, ReasonUndecodable, derr, false)
+		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: true, Err: derr},
+			func() { a.deadLetter(h, ReasonUndecodable, derr, false) })
 		return
 	}
 	if a.runCtx.Err() != nil {
@@ -127,15 +132,13 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		ctx, stop = context.WithTimeout(ctx, a.set.timeout)
 	}
 	defer stop()
-	a.beginRun()
 	started := time.Now()
 	h.rec.started = started
 	task := actor.Task[T]{ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Enqueued: h.rec.enqueued, Payload: payload}
-	err = a.call(ctx, task)
+	err = a.busyCall(ctx, task)
 	if err != nil && ctx.Err() != nil && a.set.timeout > 0 && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		err = fmt.Errorf("%w (Timeout %v)", err, a.set.timeout)
 	}
-	a.endRun()
 	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrClosed) {
 		// Close canceled the handler: the attempt was cut short, not failed.
 		if h.claim(heldSettled) {
@@ -146,6 +149,15 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		return
 	}
 	a.settle(name, h, err)
+}
+
+// busyCall runs the handler, counting its worker busy until it returns or
+// calls runtime.Goexit: only the handler's run is counted, whatever a
+// Goexit of OnError later cuts short.
+func (a *Actor[T]) busyCall(ctx context.Context, task actor.Task[T]) error {
+	a.beginRun()
+	defer a.endRun()
+	return a.call(ctx, task)
 }
 
 // call runs the handler, turning a panic into an *actor.PanicError.
