@@ -45,6 +45,10 @@ type Actor[T any] struct {
 	stopRun context.CancelCauseFunc //
 	stopCtx context.Context         // canceled when Close begins: no more fetches or timers
 	stop    context.CancelFunc      //
+	// beatCtx is canceled once Close has settled or given back the tasks
+	// it waited for: their leases are renewed until then, through Grace.
+	beatCtx  context.Context
+	stopBeat context.CancelFunc
 
 	tokens chan struct{} // one per idle worker
 	queue  chan *held    // fetched tasks for the workers; closed after the fetcher returns
@@ -116,6 +120,7 @@ func New[T any](ctx context.Context, nc *nats.Conn, name string, handler actor.H
 	a.checkDedup(ctx)
 	a.runCtx, a.stopRun = context.WithCancelCause(context.Background())
 	a.stopCtx, a.stop = context.WithCancel(context.Background())
+	a.beatCtx, a.stopBeat = context.WithCancel(context.Background())
 	a.bgWG.Add(1)
 	go a.flushCounters()
 	if handler == nil {
@@ -123,6 +128,7 @@ func New[T any](ctx context.Context, nc *nats.Conn, name string, handler actor.H
 	}
 	if err := a.startTimers(ctx); err != nil {
 		a.stop()
+		a.stopBeat()
 		a.stopRun(ErrClosed)
 		a.bgWG.Wait()
 		return nil, err

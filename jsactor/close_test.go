@@ -127,3 +127,50 @@ func TestSendAfterCloseCounted(t *testing.T) {
 		t.Errorf("stats = %+v, %v; want three accepted and queued", s, err)
 	}
 }
+
+// TestCloseGraceOutlastsLease closes an actor whose handler takes longer
+// than a Lease to return once its context ends, within a Grace longer
+// than the Lease: the process renews the task's lease while it waits, and
+// gives the task back uncharged — not lost, run again as a lost attempt.
+func TestCloseGraceOutlastsLease(t *testing.T) {
+	leakcheck.Check(t)
+	srv := startServer(t)
+	ctx := ctxT(t)
+	started := make(chan struct{}, 1)
+	a, err := New(ctx, connect(t, srv.ClientURL()), "slowstop", func(ctx context.Context, task actor.Task[string]) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		time.Sleep(1500 * time.Millisecond) // cleaning up
+		return ctx.Err()
+	}, Config[string]{Lease: time.Second, Grace: 3 * time.Second, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	closeCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := a.Close(closeCtx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close = %v, want an error wrapping the deadline: a task was given back", err)
+	}
+
+	var seen runs
+	b, err := New(ctx, connect(t, srv.ClientURL()), "slowstop", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		return nil
+	}, Config[string]{Lease: time.Second, MaxAttempts: 1, FlushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, b)
+	eventually(t, 10*time.Second, "the task runs again", func() bool { return seen.count() == 1 })
+	if r := seen.list()[0]; r.Attempt != 1 {
+		t.Errorf("given-back task ran as %+v, want attempt 1", r)
+	}
+	eventually(t, 5*time.Second, "one completion, nothing lost", func() bool {
+		s, err := b.Stats(ctx)
+		return err == nil && s.Completed == 1 && s.Lost == 0 && s.Failed == 0
+	})
+}

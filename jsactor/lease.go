@@ -99,7 +99,7 @@ func (a *Actor[T]) heartbeat() {
 	defer tick.Stop()
 	for {
 		select {
-		case <-a.runCtx.Done():
+		case <-a.beatCtx.Done():
 			return
 		case <-tick.C:
 			a.renewLeases()
