@@ -234,7 +234,7 @@ func (ad *Admin) Replay(ctx context.Context, actor string, ids ...uint64) ([]uin
 		addTrace(h, traceHeader(m.Header))
 		h.Set(hdrReplayOf, strconv.FormatUint(id, 10))
 		msg := &nats.Msg{Subject: l.subject(placeReady, keyToken(key)), Header: h, Data: m.Data}
-		ack, err := publishTask(ctx, ad.js, msg, "replay-"+l.deadStream()+"-"+strconv.FormatUint(id, 10), l, key)
+		ack, err := publishTask(ctx, ad.js, msg, replayIDPrefix+l.deadStream()+"-"+strconv.FormatUint(id, 10), l, key)
 		if err != nil {
 			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, actor, err)
 		}

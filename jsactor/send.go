@@ -49,7 +49,8 @@ func WithType(name string) SendOption { return func(o *sendOptions) { o.typ = na
 // send with the same ID within Config.DedupWindow is not stored again, and
 // returns the first one's task ID. Without it each Send has an ID of its
 // own, which covers only Send's own retries. With SendBatch, each task's
-// ID is id followed by "/" and its index.
+// ID is id followed by "/" and its index. An id that begins as the
+// actor's own message IDs do ("c-", "replay-") is kept apart from them.
 func MsgID(id string) SendOption { return func(o *sendOptions) { o.msgID = id } }
 
 // Priority is refused with [ErrPriority]: JetStream has no per-message
@@ -121,7 +122,7 @@ func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOption
 		place = placeDelayed
 	}
 	tok := keyToken(o.key)
-	base := o.msgID
+	base := sendID(o.msgID)
 	if base == "" {
 		base = nuid.Next()
 	}
