@@ -75,3 +75,31 @@ func TestMsgIDApartFromActorIDs(t *testing.T) {
 		t.Errorf("attempts run %v, want a retried, perm replayed, b and e once", ran)
 	}
 }
+
+// TestMsgIDCarriedUnchanged sends with MsgIDs that a header does not
+// carry as they are — blank, with outer spaces, with a line break: each
+// is still its own ID, stored once however often it is sent, and not
+// taken for the ID it would be cut to.
+func TestMsgIDCarriedUnchanged(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[string](ctx, nc, "msgidtext", nil, Config[string]{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	ids := map[string]uint64{}
+	for _, id := range []string{"x", " x", "x ", "  ", "\t", "x\r\ny", "x y"} {
+		first, err1 := a.Send(ctx, "p", MsgID(id))
+		again, err2 := a.Send(ctx, "p", MsgID(id))
+		if err1 != nil || err2 != nil || first != again {
+			t.Errorf("two sends with MsgID %q = %d, %v and %d, %v; want the same task", id, first, err1, again, err2)
+		}
+		for other, seq := range ids {
+			if seq == first {
+				t.Errorf("MsgID %q stored as the task of MsgID %q", id, other)
+			}
+		}
+		ids[id] = first
+	}
+}
