@@ -174,3 +174,29 @@ func TestCloseGraceOutlastsLease(t *testing.T) {
 		return err == nil && s.Completed == 1 && s.Lost == 0 && s.Failed == 0
 	})
 }
+
+// TestCloseDuringFlushCountsOnce closes actors just as their flusher adds
+// a send's count to the counter stream: the count is added once, by the
+// flusher or by Close, never by both.
+func TestCloseDuringFlushCountsOnce(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	const rounds = 60
+	for i := range rounds {
+		a, err := New[int](ctx, nc, "flushclose", nil, Config[int]{FlushInterval: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Send(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(i%12) * 100 * time.Microsecond) // across the next tick and its flush
+		if err := a.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := ReadStats(ctx, nc, "", "flushclose")
+	if err != nil || s.Accepted != rounds || s.Queued != rounds {
+		t.Errorf("stats = %+v, %v; want %d accepted and queued", s, err, rounds)
+	}
+}
