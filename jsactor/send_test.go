@@ -395,3 +395,57 @@ func TestStoredBeforeUnanswered(t *testing.T) {
 		t.Fatalf("probe on a closed connection: %v, nil; want an error", ack)
 	}
 }
+
+// ackLosingJS stores each publish of a task to the ready subject, then
+// loses the acknowledgement of the first lose of them, as a dropped
+// connection or a server slower than a try's wait does.
+type ackLosingJS struct {
+	jetstream.JetStream
+	mu   sync.Mutex
+	lose int
+}
+
+func (j *ackLosingJS) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ack, err := j.JetStream.PublishMsg(ctx, m, opts...)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err == nil && !ack.Duplicate && j.lose > 0 && strings.Contains(m.Subject, "."+placeReady+".") {
+		j.lose--
+		return nil, context.DeadlineExceeded
+	}
+	return ack, err
+}
+
+// TestSendAckLostCounted sends tasks whose first try is stored and its
+// acknowledgement lost: Send's retry is answered as a duplicate of it,
+// and the task is still counted as accepted, once — it was counted
+// nowhere, and Accepted fell short of the tasks stored.
+func TestSendAckLostCounted(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[string](ctx, nc, "acklostsend", nil, Config[string]{FlushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	a.js = &ackLosingJS{JetStream: a.js, lose: 3} // before any send, which the flusher's reads of a.js follow
+	if _, err := a.Send(ctx, "plain"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "keyed", UniqueKey("k")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "named", MsgID("order-9")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "named", MsgID("order-9")); err != nil { // a send again: stored before, counted then
+		t.Fatal(err)
+	}
+	var s Stats
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if s, err = a.Stats(ctx); err == nil && s.Queued == 3 && s.Accepted == 3 {
+			return
+		}
+	}
+	t.Errorf("stats %+v, %v; want three tasks queued and accepted", s, err)
+}
