@@ -8,6 +8,7 @@ import (
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/internal/leakcheck"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestCloseGivesBack closes an actor while two handlers run: one returns
@@ -198,5 +199,71 @@ func TestCloseDuringFlushCountsOnce(t *testing.T) {
 	s, err := ReadStats(ctx, nc, "", "flushclose")
 	if err != nil || s.Accepted != rounds || s.Queued != rounds {
 		t.Errorf("stats = %+v, %v; want %d accepted and queued", s, err, rounds)
+	}
+}
+
+// TestCloseGivesBackLostRunCounted has a task's worker lost, and gives
+// the task's next delivery back as Close does one that a pull request
+// brings as Close begins, or that waits for a worker when Close gives up:
+// the lost run is charged to the task, and counted in Stats.Lost, as it is
+// when the next delivery runs.
+func TestCloseGivesBackLostRunCounted(t *testing.T) {
+	srv := startServer(t)
+	ctx := ctxT(t)
+	cut := connect(t, srv.ClientURL())
+	started := make(chan struct{})
+	release := make(chan struct{})
+	defer close(release)
+	cfg := Config[string]{Lease: minLease, FlushInterval: 20 * time.Millisecond}
+	lost, err := New(ctx, cut, "closelost", func(ctx context.Context, task actor.Task[string]) error {
+		close(started)
+		<-release
+		return nil
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lost.Send(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	cut.Close() // the worker is lost: its lease runs out
+
+	closing, err := New[string](ctx, connect(t, srv.ClientURL()), "closelost", nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg jetstream.Msg
+	var sent time.Duration
+	eventually(t, 5*time.Second, "the task delivered again", func() bool {
+		sent = closing.now()
+		batch, err := closing.run.Fetch(1, jetstream.FetchMaxWait(100*time.Millisecond))
+		if err != nil {
+			return false
+		}
+		for m := range batch.Messages() {
+			msg = m
+		}
+		return msg != nil
+	})
+	h, err := closing.hold(msg, sent)
+	if err != nil || h.delivered != 2 {
+		t.Fatalf("hold = %+v, %v; want the second delivery", h, err)
+	}
+	if !h.claim(heldGivenBack) {
+		t.Fatal("claim failed")
+	}
+	closing.giveBack(h)
+	closeCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := closing.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+	tasks, _, err := closing.Tasks(ctx, TaskFilter{})
+	if err != nil || len(tasks) != 1 || tasks[0].State != TaskQueued || tasks[0].Lost != 1 || tasks[0].Attempts != 1 {
+		t.Errorf("tasks = %+v, %v; want the task given back, its lost run charged", tasks, err)
+	}
+	if s, err := closing.Stats(ctx); err != nil || s.Lost != 1 {
+		t.Errorf("stats = %+v, %v; want the lost run counted", s, err)
 	}
 }

@@ -407,7 +407,14 @@ func (a *Actor[T]) giveBack(h *held) {
 	if !a.leaseHeld(h) {
 		return // the task is another worker's by now
 	}
-	if a.superseded(h) != earlierNone {
+	e := a.superseded(h)
+	if e != earlierSettled {
+		// The copy charges the lost run to the task, and the counters
+		// count it, as a run of this delivery would have
+		// (TestCloseGivesBackLostRunCounted).
+		a.countLost(h)
+	}
+	if e != earlierNone {
 		return
 	}
 	a.gaveBack.Add(1)

@@ -73,16 +73,14 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		// and the one before it as lost (lost below), and counts this
 		// one; the one before is counted here, as it would have been had
 		// this delivery run (TestUnansweredProbeCountsLost).
-		a.counts.add(countLost, 1)
+		a.countLost(h)
 		if h.claim(heldSettled) {
 			a.release(h)
 		}
 		return
 	}
 	traced := a.startAttempt(name, h)
-	if h.delivered > 1 {
-		a.counts.add(countLost, 1) // the delivery before this one ended without a word
-	}
+	a.countLost(h)
 	// A lost run counts as an attempt, as in pgactor, but only MaxLost
 	// ends a task for it: a task whose last attempt was lost runs again,
 	// its Attempt past MaxAttempts, and is dead-lettered if that run fails.
@@ -158,6 +156,16 @@ func (a *Actor[T]) busyCall(ctx context.Context, task actor.Task[T]) error {
 	a.beginRun()
 	defer a.endRun()
 	return a.call(ctx, task)
+}
+
+// countLost counts the delivery before h's as lost, when h's is not the
+// first: it ended without a word. Once, whichever of the worker and Close
+// — which gives back a task fetched as it closes, or waiting for a worker
+// — comes to it first.
+func (a *Actor[T]) countLost(h *held) {
+	if h.delivered > 1 && h.lostCounted.CompareAndSwap(false, true) {
+		a.counts.add(countLost, 1)
+	}
 }
 
 // call runs the handler, turning a panic into an *actor.PanicError.
