@@ -106,7 +106,7 @@ func (a *Actor[T]) letter(li LetterInfo) DeadLetter[T] {
 	if li.Err != "" {
 		d.Err = storedError(li.Err)
 	}
-	if p, err := a.codec.Decode(li.Payload); err != nil {
+	if p, err := a.decode(li.Payload); err != nil {
 		d.DecodeErr = err
 	} else {
 		d.Task.Payload = p

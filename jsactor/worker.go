@@ -94,7 +94,7 @@ func (a *Actor[T]) runTask(name string, h *held) {
 			func() { a.deadLetter(h, ReasonLost, err, false) })
 		return
 	}
-	payload, err := a.codec.Decode(h.msg.Data())
+	payload, err := a.decode(h.msg.Data())
 	if err != nil {
 		if !h.claim(heldSettled) {
 			return
@@ -166,6 +166,18 @@ func (a *Actor[T]) countLost(h *held) {
 	if h.delivered > 1 && h.lostCounted.CompareAndSwap(false, true) {
 		a.counts.add(countLost, 1)
 	}
+}
+
+// decode decodes a payload, turning a panic of the codec into an
+// *actor.PanicError: a payload that makes it panic is undecodable, not a
+// crash of each process that takes its task up in turn.
+func (a *Actor[T]) decode(data []byte) (p T, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &actor.PanicError{Func: "Codec.Decode", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return a.codec.Decode(data)
 }
 
 // call runs the handler, turning a panic into an *actor.PanicError.
