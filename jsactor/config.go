@@ -33,7 +33,9 @@ type Config[T any] struct {
 
 	// OnError receives every failed attempt, and every task dead-lettered
 	// without running (lost too often, undecodable). It runs on the
-	// worker. Nil logs each through Logger.
+	// worker, before the task is retried or dead-lettered; a panic in it
+	// is logged with the failure, and neither it nor runtime.Goexit
+	// changes what happens to the task. Nil logs each through Logger.
 	OnError func(err *actor.TaskError)
 	// Logger receives the actor's logs; nil means slog.Default().
 	Logger *slog.Logger

@@ -44,8 +44,7 @@ func drained[T any](t *testing.T, ctx context.Context, a *Actor[T]) {
 
 // closedStats closes a and returns its Stats, whose counters are exact
 // once the only process that ran it has closed. The tests' FlushInterval
-// is an hour, so that Close adds the counts once: a flush that Close
-// cancels after the server stored it would count them twice.
+// is an hour, so that Close adds the counts at once.
 func closedStats[T any](t *testing.T, ctx context.Context, a *Actor[T]) Stats {
 	t.Helper()
 	if err := a.Close(ctx); err != nil {
