@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,10 @@ type Actor[T any] struct {
 	stopRun context.CancelCauseFunc //
 	stopCtx context.Context         // canceled when Close begins: no more fetches or timers
 	stop    context.CancelFunc      //
+	// beatCtx is canceled once Close has settled or given back the tasks
+	// it waited for: their leases are renewed until then, through Grace.
+	beatCtx  context.Context
+	stopBeat context.CancelFunc
 
 	tokens chan struct{} // one per idle worker
 	queue  chan *held    // fetched tasks for the workers; closed after the fetcher returns
@@ -115,6 +120,7 @@ func New[T any](ctx context.Context, nc *nats.Conn, name string, handler actor.H
 	a.checkDedup(ctx)
 	a.runCtx, a.stopRun = context.WithCancelCause(context.Background())
 	a.stopCtx, a.stop = context.WithCancel(context.Background())
+	a.beatCtx, a.stopBeat = context.WithCancel(context.Background())
 	a.bgWG.Add(1)
 	go a.flushCounters()
 	if handler == nil {
@@ -122,6 +128,7 @@ func New[T any](ctx context.Context, nc *nats.Conn, name string, handler actor.H
 	}
 	if err := a.startTimers(ctx); err != nil {
 		a.stop()
+		a.stopBeat()
 		a.stopRun(ErrClosed)
 		a.bgWG.Wait()
 		return nil, err
@@ -192,11 +199,24 @@ func (a *Actor[T]) Sender() actor.Sender[T] {
 // now reads the monotonic clock that leases are proven in.
 func (a *Actor[T]) now() time.Duration { return time.Since(a.epoch) }
 
-// report hands a failed attempt to OnError, or logs it.
-func (a *Actor[T]) report(err *actor.TaskError) {
-	if a.onError != nil {
-		a.onError(err)
+// report hands a failed attempt to OnError, or logs it, then runs then,
+// which settles the task. then is deferred, so that the task is settled
+// even when OnError ends the worker with runtime.Goexit (as t.FailNow
+// does): left unsettled, it stayed held, its lease renewed, until Close.
+// A panic of OnError fails nothing more: it is logged with the failure it
+// was given, which a retried attempt has recorded nowhere else.
+func (a *Actor[T]) report(err *actor.TaskError, then func()) {
+	defer then()
+	if a.onError == nil {
+		a.log.LogAttrs(context.Background(), slog.LevelWarn, "task failed", err.Attrs()...)
 		return
 	}
-	a.log.LogAttrs(context.Background(), slog.LevelWarn, "task failed", err.Attrs()...)
+	defer func() {
+		if v := recover(); v != nil {
+			perr := &actor.PanicError{Func: "Config.OnError", Value: v, Stack: debug.Stack()}
+			a.log.LogAttrs(context.Background(), slog.LevelError, "error handler panicked",
+				append(err.Attrs(), slog.Any("error_handler", perr))...)
+		}
+	}()
+	a.onError(err)
 }

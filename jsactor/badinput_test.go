@@ -2,6 +2,7 @@ package jsactor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -156,5 +157,59 @@ func TestUndecodable(t *testing.T) {
 	})
 	if d := letters[0]; d.DecodeErr == nil || string(d.Raw) != `"not a number"` || d.Attempts != 0 || d.Err == nil {
 		t.Errorf("dead letter = %+v, want the raw payload, a decode error and no attempt", d)
+	}
+}
+
+// brittle is a payload whose JSON decoding panics on a value it does not
+// expect, as a hand-written UnmarshalJSON may.
+type brittle struct{ V string }
+
+func (b *brittle) UnmarshalJSON(data []byte) error {
+	if string(data) == `"boom"` {
+		panic("brittle: unexpected value")
+	}
+	return json.Unmarshal(data, &b.V)
+}
+
+func (b brittle) MarshalJSON() ([]byte, error) { return json.Marshal(b.V) }
+
+// TestDecodePanicDeadLetters stores a payload whose decoding panics ahead
+// of a good one: the panic is the decode's error, the task is
+// dead-lettered as undecodable and read back as such, and the good one
+// runs. The panic took the process down, and every process after it that
+// took the task up.
+func TestDecodePanicDeadLetters(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	ran := make(chan string, 1)
+	a, err := New(ctx, nc, "decodepanic", func(ctx context.Context, task actor.Task[brittle]) error {
+		ran <- task.Payload.V
+		return nil
+	}, Config[brittle]{OnError: func(*actor.TaskError) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	for _, v := range []string{"boom", "fine"} {
+		if _, err := a.Send(ctx, brittle{v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case v := <-ran:
+		if v != "fine" {
+			t.Errorf("ran %q, want fine", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the good task did not run")
+	}
+	var letters []DeadLetter[brittle]
+	eventually(t, 5*time.Second, "a dead letter", func() bool {
+		letters, err = a.DeadLetters(ctx, LetterFilter{Reason: ReasonUndecodable})
+		return err == nil && len(letters) == 1
+	})
+	var pe *actor.PanicError
+	if d := letters[0]; !errors.As(d.DecodeErr, &pe) || d.Err == nil || !strings.Contains(d.Err.Error(), "brittle: unexpected value") {
+		t.Errorf("dead letter = %+v, want the decode's panic as its error", d)
 	}
 }

@@ -49,6 +49,10 @@ func (a *Actor[T]) close(ctx context.Context) error {
 		}
 		a.giveBackHeld()
 	}
+	// Not before: a handler that returns within Grace gives its task
+	// back, which it can only while the lease holds, and a Grace may be
+	// longer than a Lease (TestCloseGraceOutlastsLease).
+	a.stopBeat()
 	a.stopRun(ErrClosed)
 	a.bgWG.Wait()
 	flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

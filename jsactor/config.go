@@ -33,7 +33,9 @@ type Config[T any] struct {
 
 	// OnError receives every failed attempt, and every task dead-lettered
 	// without running (lost too often, undecodable). It runs on the
-	// worker. Nil logs each through Logger.
+	// worker, before the task is retried or dead-lettered; a panic in it
+	// is logged with the failure, and neither it nor runtime.Goexit
+	// changes what happens to the task. Nil logs each through Logger.
 	OnError func(err *actor.TaskError)
 	// Logger receives the actor's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -50,7 +52,10 @@ type Config[T any] struct {
 	Codec Codec[T]
 	// Lease is the consumer's ack wait: how long a running task stays
 	// taken without a heartbeat. A task whose worker died runs again
-	// within Lease and a fetch. 0 means DefaultLease.
+	// within Lease and a fetch. 0 means DefaultLease. New lengthens the
+	// ack wait of consumers that exist to Lease, and never shortens it,
+	// which other processes of the actor may count on: with processes on
+	// several Leases, the longest holds.
 	Lease time.Duration
 	// Heartbeat is how often the process renews the leases of its running
 	// tasks; 0 means a third of Lease.

@@ -3,7 +3,9 @@ package jsactor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,8 +44,7 @@ func drained[T any](t *testing.T, ctx context.Context, a *Actor[T]) {
 
 // closedStats closes a and returns its Stats, whose counters are exact
 // once the only process that ran it has closed. The tests' FlushInterval
-// is an hour, so that Close adds the counts once: a flush that Close
-// cancels after the server stored it would count them twice.
+// is an hour, so that Close adds the counts at once.
 func closedStats[T any](t *testing.T, ctx context.Context, a *Actor[T]) Stats {
 	t.Helper()
 	if err := a.Close(ctx); err != nil {
@@ -364,4 +365,58 @@ func TestUnansweredProbeCountsLost(t *testing.T) {
 		},
 	})
 	wantFirstAndThirdRun(t, ctx, a, &seen, "the second delivery could not ask and was left")
+}
+
+// errAnswerLost stands for the server's answer to a store lost on its
+// way, after the server stored the message.
+var errAnswerLost = fmt.Errorf("test: the answer to the store was lost: %w", nats.ErrTimeout)
+
+// A retry's copy and a dead letter are stored, and the server's answer
+// to each store is lost: the store is made again and answered as a
+// duplicate of the first, and the retry and the dead letter are counted.
+// They were counted nowhere: the original, left unacknowledged, was
+// delivered again, found its copy or dead letter stored and was
+// acknowledged as settled, and Retried and DeadLettered fell short.
+func TestStoreAnswerLostCounted(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "storeanswer", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		return errors.New("fails")
+	}, Config[string]{Workers: 2, MaxAttempts: 2, Backoff: fastBackoff, Lease: minLease, FlushInterval: time.Hour,
+		OnError: func(*actor.TaskError) {}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	answered := map[string]bool{}
+	a.faults.Store(&faults{storeAnswer: func(msgID string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !answered[msgID] { // the first answer of each store
+			answered[msgID] = true
+			return errAnswerLost
+		}
+		return nil
+	}})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	letters, err := a.DeadLetters(ctx, LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := closedStats(t, ctx, a)
+	if r := seen.list(); len(r) != 2 || r[0].Attempt != 1 || r[1].Attempt != 2 {
+		t.Errorf("runs = %+v, want attempts 1 and 2", r)
+	}
+	if len(letters) != 1 || letters[0].Task.ID != id {
+		t.Errorf("dead letters = %+v, want one of task %d", letters, id)
+	}
+	if s.Accepted != 1 || s.Failed != 2 || s.Retried != 1 || s.DeadLettered != 1 || s.Lost != 0 || s.DeadLetters != 1 {
+		t.Errorf("stats = %+v, want 1 accepted, 2 failed, 1 retried and dead-lettered, none lost", s)
+	}
 }

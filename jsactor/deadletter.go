@@ -106,7 +106,7 @@ func (a *Actor[T]) letter(li LetterInfo) DeadLetter[T] {
 	if li.Err != "" {
 		d.Err = storedError(li.Err)
 	}
-	if p, err := a.codec.Decode(li.Payload); err != nil {
+	if p, err := a.decode(li.Payload); err != nil {
 		d.DecodeErr = err
 	} else {
 		d.Task.Payload = p
@@ -234,11 +234,11 @@ func (ad *Admin) Replay(ctx context.Context, actor string, ids ...uint64) ([]uin
 		addTrace(h, traceHeader(m.Header))
 		h.Set(hdrReplayOf, strconv.FormatUint(id, 10))
 		msg := &nats.Msg{Subject: l.subject(placeReady, keyToken(key)), Header: h, Data: m.Data}
-		ack, err := publishTask(ctx, ad.js, msg, "replay-"+l.deadStream()+"-"+strconv.FormatUint(id, 10), l, key)
+		ack, stored, err := publishTask(ctx, ad.js, msg, replayIDPrefix+l.deadStream()+"-"+strconv.FormatUint(id, 10), l, key, false)
 		if err != nil {
 			return out, fmt.Errorf("jsactor: replay dead letter %d of %q: %w", id, actor, err)
 		}
-		if !ack.Duplicate {
+		if stored {
 			addCounts(ctx, ad.js, l, map[counter]uint64{countAccepted: 1, countReplayed: 1})
 		}
 		if err := deleteMsg(ctx, dead, id); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {

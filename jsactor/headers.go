@@ -108,6 +108,24 @@ func copyID(r *record) string {
 	return "c-" + strconv.FormatUint(r.id, 10) + "-" + strconv.Itoa(r.gen)
 }
 
+// replayIDPrefix begins the message ID of a dead letter's replay.
+const replayIDPrefix = "replay-"
+
+// sendID returns the message ID of a send given MsgID id: id as
+// headerText writes it, since a header loses outer spaces — the server
+// takes " x" for "x", and a blank ID for none, storing each send — and
+// quoted as well when it begins as the message IDs that the actor gives
+// its own messages in the work stream do — a task's next copy (copyID), a
+// replay — which no quoted ID does: the server would take a send of
+// "c-7-1" for task 7's retry, or the retry for the send, and keep only
+// one of the two tasks.
+func sendID(id string) string {
+	if strings.HasPrefix(id, "c-") || strings.HasPrefix(id, replayIDPrefix) {
+		return quoted + strconv.Quote(id)
+	}
+	return headerText(id)
+}
+
 // errorText is err's message, cut to maxErrorLen bytes.
 func errorText(err error) string {
 	if err == nil {

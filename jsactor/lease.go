@@ -28,6 +28,8 @@ type held struct {
 	cancel context.CancelCauseFunc // ends the handler's context; nil until it runs
 	trace  *attemptTrace           // the attempt's trace, which only its worker touches; nil without a Tracer
 	state  atomic.Uint32           // heldRunning until settled or given back
+
+	lostCounted atomic.Bool // the delivery before this one is counted as lost (countLost)
 }
 
 // The states of a held task: the first of the worker and Close to move it
@@ -99,7 +101,7 @@ func (a *Actor[T]) heartbeat() {
 	defer tick.Stop()
 	for {
 		select {
-		case <-a.runCtx.Done():
+		case <-a.beatCtx.Done():
 			return
 		case <-tick.C:
 			a.renewLeases()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,5 +126,62 @@ func TestRenewalSkipsSettled(t *testing.T) {
 	}
 	if logs.String() != "" {
 		t.Errorf("the renewal logged: %s", logs.String())
+	}
+}
+
+// TestShorterLeaseElsewhereKeepsAckWait starts an actor's workers with a
+// long Lease, then another process of the actor — here one that only
+// sends — with a shorter one. The server must not redeliver the workers'
+// tasks sooner than their Lease, which they prove and renew on their own:
+// a running task would run twice at once, neither handler told. (With
+// workers on Lease 30s, a heartbeat every 10s, a sender on the default
+// 5s had every task longer than 5s run again beside itself.)
+func TestShorterLeaseElsewhereKeepsAckWait(t *testing.T) {
+	srv := startServer(t)
+	ctx := ctxT(t)
+	var mu sync.Mutex
+	running, most, runs := 0, 0, 0
+	var lost []error
+	handler := func(ctx context.Context, task actor.Task[string]) error {
+		mu.Lock()
+		running++
+		runs++
+		most = max(most, running)
+		mu.Unlock()
+		defer func() { mu.Lock(); running--; mu.Unlock() }()
+		select {
+		case <-time.After(2500 * time.Millisecond):
+		case <-ctx.Done():
+			mu.Lock()
+			lost = append(lost, context.Cause(ctx))
+			mu.Unlock()
+			return ctx.Err()
+		}
+		return nil
+	}
+	cfg := Config[string]{Lease: 3 * time.Second, FlushInterval: 20 * time.Millisecond}
+	for range 2 {
+		w, err := New(ctx, connect(t, srv.ClientURL()), "acklease", handler, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeT(t, w)
+	}
+	sender, err := New[string](ctx, connect(t, srv.ClientURL()), "acklease", nil, Config[string]{Lease: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, sender)
+	if _, err := sender.Send(ctx, "long"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the task completes", func() bool {
+		s, err := sender.Stats(ctx)
+		return err == nil && s.Completed >= 1 && s.Running == 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 1 || runs != 1 || len(lost) != 0 {
+		t.Errorf("%d runs, %d at once, leases lost %v: want one run", runs, most, lost)
 	}
 }

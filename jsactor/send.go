@@ -49,7 +49,8 @@ func WithType(name string) SendOption { return func(o *sendOptions) { o.typ = na
 // send with the same ID within Config.DedupWindow is not stored again, and
 // returns the first one's task ID. Without it each Send has an ID of its
 // own, which covers only Send's own retries. With SendBatch, each task's
-// ID is id followed by "/" and its index.
+// ID is id followed by "/" and its index. An id that begins as the
+// actor's own message IDs do ("c-", "replay-") is kept apart from them.
 func MsgID(id string) SendOption { return func(o *sendOptions) { o.msgID = id } }
 
 // Priority is refused with [ErrPriority]: JetStream has no per-message
@@ -121,7 +122,7 @@ func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOption
 		place = placeDelayed
 	}
 	tok := keyToken(o.key)
-	base := o.msgID
+	base := sendID(o.msgID)
 	if base == "" {
 		base = nuid.Next()
 	}
@@ -153,7 +154,7 @@ func (a *Actor[T]) publishTasks(ctx context.Context, payloads []T, o *sendOption
 	out := make([]uint64, len(payloads))
 	var errs []error
 	if len(msgs) == 1 {
-		seq, _, err := a.publish(ctx, msgs[0], ids[0], o.key)
+		seq, err := a.publish(ctx, msgs[0], ids[0], o.key, false)
 		if err != nil {
 			return out, err
 		}
@@ -226,45 +227,64 @@ func (a *Actor[T]) publishAsync(ctx context.Context, msgs []*nats.Msg, ids []str
 		if f == nil {
 			continue
 		}
+		var ack *jetstream.PubAck
+		var err error
+		// An answer that has come is taken before an ended ctx, which a
+		// select would pick as often, reporting a stored task as not
+		// stored and counting it nowhere (TestSendBatchEndedAfterAcks).
 		select {
-		case ack := <-f.Ok():
-			out[i] = ack.Sequence
-			if !ack.Duplicate {
-				a.counts.add(countAccepted, 1)
+		case ack = <-f.Ok():
+		case err = <-f.Err():
+		default:
+			select {
+			case ack = <-f.Ok():
+			case err = <-f.Err():
+			case <-ctx.Done():
+				errs = append(errs, fmt.Errorf("task %d of the batch: not acknowledged: %w", first+i, context.Cause(ctx)))
+				continue
 			}
-		case err := <-f.Err():
-			seq, _, err2 := a.publish(ctx, msgs[i], ids[i], "")
+		}
+		if err != nil {
+			seq, err2 := a.publish(ctx, msgs[i], ids[i], "", retryable(err))
 			if err2 != nil {
 				errs = append(errs, fmt.Errorf("task %d of the batch: %w (first try: %v)", first+i, err2, err))
 				continue
 			}
 			out[i] = seq
-		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("task %d of the batch: not acknowledged: %w", first+i, context.Cause(ctx)))
+			continue
+		}
+		out[i] = ack.Sequence
+		if !ack.Duplicate {
+			a.counts.add(countAccepted, 1)
 		}
 	}
 	return errs
 }
 
-// publish stores m with message ID id, counting it as accepted unless
-// the server had stored the ID before; see publishTask. It returns the
-// task's ID, and whether the server had stored the ID before.
-func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string) (uint64, bool, error) {
-	ack, err := publishTask(ctx, a.js, m, id, a.l, key)
+// publish stores m with message ID id, counting it as accepted when this
+// call stored it; see publishTask. It returns the task's ID.
+func (a *Actor[T]) publish(ctx context.Context, m *nats.Msg, id, key string, tried bool) (uint64, error) {
+	ack, stored, err := publishTask(ctx, a.js, m, id, a.l, key, tried)
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
-	if !ack.Duplicate {
+	if stored {
 		a.counts.add(countAccepted, 1)
 	}
-	return ack.Sequence, ack.Duplicate, nil
+	return ack.Sequence, nil
 }
 
 // publishTask stores m, a task of the actor l names, with message ID id,
 // sending it again while its acknowledgement does not come and ctx
 // lasts. With a unique key, the server refuses it while a live task has
-// the key.
-func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string, l layout, key string) (*jetstream.PubAck, error) {
+// the key. tried says that a try before this call's, whose answer did not
+// come, may have stored m (a batch's asynchronous publish). It reports
+// whether this call stored m: the server did not know the ID, or knew it
+// only after a try whose answer did not come — the store whose
+// acknowledgement was lost, counted nowhere else. A send repeated by
+// another call at that moment is then counted twice, as counters are
+// under faults (see flush).
+func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id string, l layout, key string, tried bool) (*jetstream.PubAck, bool, error) {
 	opts := []jetstream.PublishOpt{jetstream.WithMsgID(id)}
 	if key != "" {
 		opts = append(opts, jetstream.WithExpectLastSequenceForSubject(0, l.keyed(keyToken(key))))
@@ -279,17 +299,19 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 		ack, err := js.PublishMsg(try, m, opts...)
 		cancel()
 		if err == nil {
-			return ack, nil
+			return ack, !ack.Duplicate || tried, nil
 		}
 		if apiCode(err) == jetstream.JSErrCodeStreamWrongLastSequence {
 			ack, err2 := keyRefused(ctx, js, m, id, l)
 			if err2 == nil {
 				if ack != nil {
-					return ack, nil
+					return ack, tried, nil
 				}
-				return nil, &DuplicateError{Actor: l.actor, Key: key}
+				return nil, false, &DuplicateError{Actor: l.actor, Key: key}
 			}
 			err = err2 // not known yet: send it again
+		} else if retryable(err) {
+			tried = true // sent, maybe stored, its answer lost
 		}
 		// A replicated stream refuses a send with this answer while
 		// another send of the key is being stored (proposed, not yet
@@ -297,11 +319,11 @@ func publishTask(ctx context.Context, js jetstream.JetStream, m *nats.Msg, id st
 		// first, but one whose outcome is not known yet. The next try
 		// finds it stored, and is refused for the key, or not.
 		if !retryable(err) && apiCode(err) != jetstream.JSErrCodeStreamWrongLastSequenceConstant || ctx.Err() != nil {
-			return nil, fmt.Errorf("jsactor: send to %q: %w", l.actor, err)
+			return nil, false, fmt.Errorf("jsactor: send to %q: %w", l.actor, err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", l.actor, context.Cause(ctx), err)
+			return nil, false, fmt.Errorf("jsactor: send to %q: %w (last try: %v)", l.actor, context.Cause(ctx), err)
 		case <-time.After(wait):
 		}
 		wait = min(wait*2, time.Second)

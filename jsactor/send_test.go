@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -394,4 +395,117 @@ func TestStoredBeforeUnanswered(t *testing.T) {
 	if ack, err := storedBefore(ctx, js, m, "first"); err == nil {
 		t.Fatalf("probe on a closed connection: %v, nil; want an error", ack)
 	}
+}
+
+// ackLosingJS stores each publish of a task to the ready subject, then
+// loses the acknowledgement of the first lose of them, as a dropped
+// connection or a server slower than a try's wait does.
+type ackLosingJS struct {
+	jetstream.JetStream
+	mu   sync.Mutex
+	lose int
+}
+
+func (j *ackLosingJS) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ack, err := j.JetStream.PublishMsg(ctx, m, opts...)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err == nil && !ack.Duplicate && j.lose > 0 && strings.Contains(m.Subject, "."+placeReady+".") {
+		j.lose--
+		return nil, context.DeadlineExceeded
+	}
+	return ack, err
+}
+
+// TestSendAckLostCounted sends tasks whose first try is stored and its
+// acknowledgement lost: Send's retry is answered as a duplicate of it,
+// and the task is still counted as accepted, once — it was counted
+// nowhere, and Accepted fell short of the tasks stored.
+func TestSendAckLostCounted(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[string](ctx, nc, "acklostsend", nil, Config[string]{FlushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	a.js = &ackLosingJS{JetStream: a.js, lose: 3} // before any send, which the flusher's reads of a.js follow
+	if _, err := a.Send(ctx, "plain"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "keyed", UniqueKey("k")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "named", MsgID("order-9")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Send(ctx, "named", MsgID("order-9")); err != nil { // a send again: stored before, counted then
+		t.Fatal(err)
+	}
+	var s Stats
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if s, err = a.Stats(ctx); err == nil && s.Queued == 3 && s.Accepted == 3 {
+			return
+		}
+	}
+	t.Errorf("stats %+v, %v; want three tasks queued and accepted", s, err)
+}
+
+// slowFirstAckJS delays the acknowledgement of its first asynchronous
+// publish, as a server slow to answer one does: a batch waiting for it
+// sees its context end, with the others' acknowledgements come.
+type slowFirstAckJS struct {
+	jetstream.JetStream
+	n atomic.Int32
+}
+
+func (j *slowFirstAckJS) PublishMsgAsync(m *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error) {
+	f, err := j.JetStream.PublishMsgAsync(m, opts...)
+	if err != nil || j.n.Add(1) != 1 {
+		return f, err
+	}
+	slow := &slowFuture{PubAckFuture: f, ok: make(chan *jetstream.PubAck, 1)}
+	go func() {
+		ack := <-f.Ok()
+		time.Sleep(time.Second)
+		slow.ok <- ack
+	}()
+	return slow, nil
+}
+
+type slowFuture struct {
+	jetstream.PubAckFuture
+	ok chan *jetstream.PubAck
+}
+
+func (f *slowFuture) Ok() <-chan *jetstream.PubAck { return f.ok }
+
+// TestSendBatchEndedAfterAcks sends a batch whose context ends while it
+// waits for its first task's acknowledgement, the others' come: each of
+// those tasks has its ID reported, and is counted as accepted. Either was
+// chosen at random against the ended context, and a task stored and
+// acknowledged was reported as not stored.
+func TestSendBatchEndedAfterAcks(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	a, err := New[int](ctx, nc, "batchlate", nil, Config[int]{FlushInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	a.js = &slowFirstAckJS{JetStream: a.js} // before any send, which the flusher's reads of a.js follow
+	const n = 20
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	ids, err := a.SendBatch(short, make([]int, n))
+	if !errors.Is(err, context.DeadlineExceeded) || len(ids) != n || slices.Contains(ids[1:], 0) {
+		t.Errorf("SendBatch = %v, %v; want the ID of every task but the first, whose acknowledgement did not come in time", ids, err)
+	}
+	var s Stats
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if s, err = a.Stats(ctx); err == nil && s.Queued == n && s.Accepted >= n-1 {
+			return
+		}
+	}
+	t.Errorf("stats %+v, %v; want %d tasks queued, %d accepted at least", s, err, n, n-1)
 }

@@ -23,6 +23,11 @@ type faults struct {
 	// beforeStore runs before a task's next copy or its dead letter is
 	// published: a test blocks in it to make the store slow.
 	beforeStore func(id uint64)
+	// storeAnswer runs as the server's answer to the store of a task's
+	// next copy or its dead letter comes back: an error stands for the
+	// answer lost on its way — a dropped connection, a timeout — after
+	// the server stored it. msgID is the store's message ID.
+	storeAnswer func(msgID string) error
 	// afterStore runs once a task's next copy or its dead letter is
 	// stored, before the original is acknowledged: an error stands for
 	// the acknowledgement's own failure — a dropped connection, a
@@ -59,6 +64,14 @@ func (a *Actor[T]) beforeStore(id uint64) {
 func (a *Actor[T]) probing(h *held) error {
 	if f := a.faults.Load(); f != nil && f.probe != nil {
 		return f.probe(h.rec.id, h.delivered)
+	}
+	return nil
+}
+
+// storeAnswer runs the test's storeAnswer fault, if any.
+func (a *Actor[T]) storeAnswer(msgID string) error {
+	if f := a.faults.Load(); f != nil && f.storeAnswer != nil {
+		return f.storeAnswer(msgID)
 	}
 	return nil
 }
@@ -121,15 +134,16 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 	}
 	final := h.attempt >= a.set.maxAttempts || errors.Is(err, actor.ErrPermanent)
 	a.counts.add(countFailed, 1)
-	a.report(&actor.TaskError{Actor: a.name, Worker: worker, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: final, Err: err})
-	switch {
-	case errors.Is(err, actor.ErrPermanent):
-		a.deadLetter(h, ReasonPermanent, err, true)
-	case final:
-		a.deadLetter(h, ReasonMaxAttempts, err, true)
-	default:
-		a.retry(h, err)
-	}
+	a.report(&actor.TaskError{Actor: a.name, Worker: worker, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: final, Err: err}, func() {
+		switch {
+		case errors.Is(err, actor.ErrPermanent):
+			a.deadLetter(h, ReasonPermanent, err, true)
+		case final:
+			a.deadLetter(h, ReasonMaxAttempts, err, true)
+		default:
+			a.retry(h, err)
+		}
+	})
 }
 
 // ack acknowledges h's message, waiting for the server to confirm, and
@@ -159,19 +173,52 @@ func (a *Actor[T]) copyTo(h *held, place string, rec record) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
 	a.beforeStore(h.rec.id)
-	pa, err := a.js.PublishMsg(ctx, m, jetstream.WithMsgID(copyID(&rec)))
+	stored, err := a.store(ctx, m, copyID(&rec))
 	if err != nil {
 		a.log.Warn("could not store the task's next copy: it runs again once its lease runs out, as a lost run",
 			"task_id", h.rec.id, "to", place, "error", err)
 		return false
 	}
-	if pa.Duplicate {
+	if !stored {
 		// An earlier delivery stored it, after this one checked: the
 		// task lives on as that copy, not as this run's.
 		a.log.Warn("the task's next copy was stored by an earlier delivery: this run's result is dropped", "task_id", h.rec.id)
 	}
 	a.ackStored(ctx, h, "copy")
-	return !pa.Duplicate
+	return stored
+}
+
+// store publishes m, a task's next copy or its dead letter, with message
+// ID id, and reports whether this delivery stored it: the server did not
+// know the ID, or knew it only after a try of this delivery went
+// unanswered. A try whose answer does not come is made again while ctx
+// lasts, as Send's are, and the server answers it as a duplicate of the
+// first if that was stored. Given up on, the store would be found by the
+// original's next delivery, which settles the task without counting it:
+// the retry or the dead letter would be counted nowhere
+// (TestStoreAnswerLostCounted).
+func (a *Actor[T]) store(ctx context.Context, m *nats.Msg, id string) (bool, error) {
+	tried := false
+	for {
+		try, cancel := context.WithTimeout(ctx, a.settleTimeout()/2)
+		pa, err := a.js.PublishMsg(try, m, jetstream.WithMsgID(id))
+		cancel()
+		if err == nil {
+			err = a.storeAnswer(id)
+		}
+		if err == nil {
+			return !pa.Duplicate || tried, nil
+		}
+		if !retryable(err) || ctx.Err() != nil {
+			return false, err
+		}
+		tried = true
+		select {
+		case <-ctx.Done():
+			return false, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // ackStored acknowledges h's message once its task's next copy or dead
@@ -360,7 +407,14 @@ func (a *Actor[T]) giveBack(h *held) {
 	if !a.leaseHeld(h) {
 		return // the task is another worker's by now
 	}
-	if a.superseded(h) != earlierNone {
+	e := a.superseded(h)
+	if e != earlierSettled {
+		// The copy charges the lost run to the task, and the counters
+		// count it, as a run of this delivery would have
+		// (TestCloseGivesBackLostRunCounted).
+		a.countLost(h)
+	}
+	if e != earlierNone {
 		return
 	}
 	a.gaveBack.Add(1)
@@ -398,12 +452,12 @@ func (a *Actor[T]) deadLetter(h *held, reason Reason, cause error, ran bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
 	a.beforeStore(rec.id)
-	pa, err := a.js.PublishMsg(ctx, m, jetstream.WithMsgID(deadID(rec.id)))
+	stored, err := a.store(ctx, m, deadID(rec.id))
 	if err != nil {
 		a.log.Warn("could not store the dead letter: the task runs again once its lease runs out", "task_id", rec.id, "reason", reason, "error", err)
 		return
 	}
-	if !pa.Duplicate {
+	if stored {
 		// The dead letter ends the task, whether or not the
 		// acknowledgement of its original comes through.
 		a.counts.add(countDeadLettered, 1)

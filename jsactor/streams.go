@@ -58,12 +58,25 @@ func provision(ctx context.Context, js jetstream.JetStream, l layout, s *setting
 		{consumerDelayed, l.places(placeDelayed)},
 		{consumerBackoff, l.places(placeBackoff)},
 	} {
-		_, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		// An ack wait is lengthened, never shortened: the processes of the
+		// actor that run with a longer Lease prove and renew their leases
+		// for as long, and a shorter ack wait would give their running
+		// tasks to other workers, no handler told
+		// (TestShorterLeaseElsewhereKeepsAckWait).
+		ackWait := s.lease
+		have, err := stream.Consumer(ctx, c.name)
+		switch {
+		case err == nil:
+			ackWait = max(ackWait, have.CachedInfo().Config.AckWait)
+		case !errors.Is(err, jetstream.ErrConsumerNotFound):
+			return nil, fmt.Errorf("jsactor: actor %q: consumer %q of stream %q: %w", l.actor, c.name, work.Name, err)
+		}
+		_, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 			Durable:       c.name,
 			Description:   "actorpool: " + c.name + " of actor " + l.actor,
 			FilterSubject: c.filter,
 			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       s.lease,
+			AckWait:       ackWait,
 			MaxDeliver:    -1,
 			MaxAckPending: -1,
 			MaxWaiting:    4096,

@@ -42,10 +42,15 @@ func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
 		if ok {
 			return
 		}
+		// Deferred, so that a worker takes this one's place even when
+		// OnError, reporting the handler's Goexit, calls Goexit again.
+		defer func() {
+			a.tokens <- struct{}{}
+			a.startWorker()
+		}()
+		// A Goexit of OnError comes after the task was settled (report),
+		// and the settle here finds it so.
 		a.settle(name, h, &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()})
-		a.endRun()
-		a.tokens <- struct{}{}
-		a.startWorker()
 	}()
 	a.runTask(name, h)
 	return true
@@ -68,16 +73,14 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		// and the one before it as lost (lost below), and counts this
 		// one; the one before is counted here, as it would have been had
 		// this delivery run (TestUnansweredProbeCountsLost).
-		a.counts.add(countLost, 1)
+		a.countLost(h)
 		if h.claim(heldSettled) {
 			a.release(h)
 		}
 		return
 	}
 	traced := a.startAttempt(name, h)
-	if h.delivered > 1 {
-		a.counts.add(countLost, 1) // the delivery before this one ended without a word
-	}
+	a.countLost(h)
 	// A lost run counts as an attempt, as in pgactor, but only MaxLost
 	// ends a task for it: a task whose last attempt was lost runs again,
 	// its Attempt past MaxAttempts, and is dead-lettered if that run fails.
@@ -87,18 +90,18 @@ func (a *Actor[T]) runTask(name string, h *held) {
 	}
 	if lost > a.set.maxLost {
 		err := a.lostError(h, lost)
-		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt - 1, Final: true, Err: err})
-		a.deadLetter(h, ReasonLost, err, false)
+		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt - 1, Final: true, Err: err},
+			func() { a.deadLetter(h, ReasonLost, err, false) })
 		return
 	}
-	payload, err := a.codec.Decode(h.msg.Data())
+	payload, err := a.decode(h.msg.Data())
 	if err != nil {
 		if !h.claim(heldSettled) {
 			return
 		}
 		derr := &DecodeError{Actor: a.name, ID: h.rec.id, Err: err}
-		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: true, Err: derr})
-		a.deadLetter(h, ReasonUndecodable, derr, false)
+		a.report(&actor.TaskError{Actor: a.name, Worker: name, ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Final: true, Err: derr},
+			func() { a.deadLetter(h, ReasonUndecodable, derr, false) })
 		return
 	}
 	if a.runCtx.Err() != nil {
@@ -127,15 +130,13 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		ctx, stop = context.WithTimeout(ctx, a.set.timeout)
 	}
 	defer stop()
-	a.beginRun()
 	started := time.Now()
 	h.rec.started = started
 	task := actor.Task[T]{ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Enqueued: h.rec.enqueued, Payload: payload}
-	err = a.call(ctx, task)
+	err = a.busyCall(ctx, task)
 	if err != nil && ctx.Err() != nil && a.set.timeout > 0 && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		err = fmt.Errorf("%w (Timeout %v)", err, a.set.timeout)
 	}
-	a.endRun()
 	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrClosed) {
 		// Close canceled the handler: the attempt was cut short, not failed.
 		if h.claim(heldSettled) {
@@ -146,6 +147,37 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		return
 	}
 	a.settle(name, h, err)
+}
+
+// busyCall runs the handler, counting its worker busy until it returns or
+// calls runtime.Goexit: only the handler's run is counted, whatever a
+// Goexit of OnError later cuts short.
+func (a *Actor[T]) busyCall(ctx context.Context, task actor.Task[T]) error {
+	a.beginRun()
+	defer a.endRun()
+	return a.call(ctx, task)
+}
+
+// countLost counts the delivery before h's as lost, when h's is not the
+// first: it ended without a word. Once, whichever of the worker and Close
+// — which gives back a task fetched as it closes, or waiting for a worker
+// — comes to it first.
+func (a *Actor[T]) countLost(h *held) {
+	if h.delivered > 1 && h.lostCounted.CompareAndSwap(false, true) {
+		a.counts.add(countLost, 1)
+	}
+}
+
+// decode decodes a payload, turning a panic of the codec into an
+// *actor.PanicError: a payload that makes it panic is undecodable, not a
+// crash of each process that takes its task up in turn.
+func (a *Actor[T]) decode(data []byte) (p T, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &actor.PanicError{Func: "Codec.Decode", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return a.codec.Decode(data)
 }
 
 // call runs the handler, turning a panic into an *actor.PanicError.
