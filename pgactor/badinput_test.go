@@ -2,6 +2,7 @@ package pgactor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -218,5 +219,48 @@ func TestTextInputsRefused(t *testing.T) {
 	}
 	if n := r.count(`SELECT count(*) FROM {s}.actors`); n != 1 {
 		t.Errorf("%d actors registered, want 1", n)
+	}
+}
+
+// brittle is a payload whose JSON decoding panics on a value it does not
+// expect, as a hand-written UnmarshalJSON may.
+type brittle struct{ V string }
+
+func (b *brittle) UnmarshalJSON(data []byte) error {
+	if string(data) == `"boom"` {
+		panic("brittle: unexpected value")
+	}
+	return json.Unmarshal(data, &b.V)
+}
+
+func (b brittle) MarshalJSON() ([]byte, error) { return json.Marshal(b.V) }
+
+// TestDecodePanicDeadLetters checks that a task whose payload makes the
+// codec panic is undecodable: dead-lettered, with the panic as its error,
+// and listed by DeadLetters, while the tasks behind it run; the panic
+// took the process down, and every process that fetched the task next.
+func TestDecodePanicDeadLetters(t *testing.T) {
+	r := newRig(t)
+	ran := make(chan string, 2)
+	a := start(r, "decodepanic", func(ctx context.Context, task actor.Task[brittle]) error {
+		ran <- task.Payload.V
+		return nil
+	}, Config[brittle]{Workers: 1, FetchBatch: 1})
+	for _, v := range []string{"boom", "fine"} {
+		if _, err := a.Send(t.Context(), brittle{v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := within(t, ran, 10*time.Second, "the task behind the brittle one never ran"); v != "fine" {
+		t.Errorf("ran %q, want fine", v)
+	}
+	eventually(t, 10*time.Second, "dead-lettered", func() bool { return stats(t, a).DeadLettered == 1 })
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{Reason: ReasonUndecodable})
+	if err != nil || len(letters) != 1 {
+		t.Fatalf("undecodable letters: %v, %v", letters, err)
+	}
+	var pe *actor.PanicError
+	if l := letters[0]; !errors.As(l.DecodeErr, &pe) || l.Err == nil || !strings.Contains(l.Err.Error(), "brittle: unexpected value") {
+		t.Errorf("dead letter %+v, want the decode's panic as its error", l)
 	}
 }

@@ -105,7 +105,7 @@ func (a *Actor[T]) DeadLetters(ctx context.Context, f LetterFilter) ([]DeadLette
 		if sl.dead != nil {
 			l.Time = *sl.dead
 		}
-		if p, err := a.codec.Decode(l.Raw); err != nil {
+		if p, err := a.decode(l.Raw); err != nil {
 			l.DecodeErr = &DecodeError{Actor: a.name, ID: l.Task.ID, Type: l.Task.Type, Err: err}
 		} else {
 			l.Task.Payload = p

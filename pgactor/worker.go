@@ -136,7 +136,7 @@ func (a *Actor[T]) run(ctx context.Context, worker string, l *lease) *lease {
 		a.deadLetter(worker, l, ReasonLost, nil, false)
 		return nil
 	}
-	payload, err := a.codec.Decode(l.payload)
+	payload, err := a.decode(l.payload)
 	if err != nil {
 		a.deadLetter(worker, l, ReasonUndecodable, &DecodeError{Actor: a.name, ID: uint64(l.id), Type: l.typ, Err: err}, false)
 		return nil
@@ -150,6 +150,19 @@ func (a *Actor[T]) run(ctx context.Context, worker string, l *lease) *lease {
 	l.trace.failed(err)
 	fault(pointHandled)
 	return a.settle(worker, l, err)
+}
+
+// decode decodes a payload, turning a panic of the codec (a payload type
+// whose UnmarshalJSON panics on a value) into an *actor.PanicError: such a
+// task is undecodable, and dead-lettered, not a crash of every process
+// that fetches it in turn.
+func (a *Actor[T]) decode(data []byte) (p T, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &actor.PanicError{Func: "Codec.Decode", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return a.codec.Decode(data)
 }
 
 // call runs the handler, turning a panic into an *actor.PanicError. A
