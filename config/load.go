@@ -1,8 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -122,14 +124,26 @@ func nodeAt(n *yaml.Node) where { return where{line: n.Line, column: n.Column} }
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 func (p *parser) parse(data []byte) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	// yaml.Unmarshal reads the first document and drops the rest without
+	// a word: a decoder tells a second one, which is reported rather than
+	// ignored with its pools, actors and mistakes.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, next yaml.Node
+	err := dec.Decode(&doc)
+	if err == nil {
+		err = dec.Decode(&next)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
 		at, msg := where{}, err.Error()
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			at.line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
 		p.problem(at, "", nil, "not valid YAML: "+strings.TrimPrefix(msg, "yaml: "))
+		return
+	}
+	if len(next.Content) > 0 && !isNull(next.Content[0]) { // an empty one, such as a --- before comments, holds nothing to lose
+		p.problem(nodeAt(next.Content[0]), "", nil, "the file holds a second YAML document (after ---), which would be ignored: declare every pool and actor in one document")
 		return
 	}
 	if len(doc.Content) == 0 {
