@@ -38,6 +38,7 @@ var poolSettings = []setting[actorpool.Config]{
 	durationSetting("validation_interval", "ValidationInterval", func(c *actorpool.Config) *time.Duration { return &c.ValidationInterval }),
 	durationSetting("leak_threshold", "LeakThreshold", func(c *actorpool.Config) *time.Duration { return &c.LeakThreshold }),
 	boolSetting("trace_acquires", "TraceAcquires", func(c *actorpool.Config) *bool { return &c.TraceAcquires }),
+	durationSetting("handoff_after", "HandoffAfter", func(c *actorpool.Config) *time.Duration { return &c.HandoffAfter }),
 	boolSetting("fifo", "FIFO", func(c *actorpool.Config) *bool { return &c.FIFO }),
 }
 
