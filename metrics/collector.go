@@ -28,7 +28,7 @@ var DefaultBuckets = []float64{
 // Options shape a Collector. The zero value is ready to use.
 type Options struct {
 	// Buckets are the upper bounds, in seconds, of every histogram's
-	// buckets, in increasing order. Nil means DefaultBuckets.
+	// buckets, in increasing order. Nil or empty means DefaultBuckets.
 	Buckets []float64
 	// ConstLabels are added to every series, such as {"service": "api"}.
 	ConstLabels prometheus.Labels
@@ -53,7 +53,7 @@ type Collector struct {
 // NewCollector returns a Collector with no pools and no actors.
 func NewCollector(opts Options) *Collector {
 	buckets := opts.Buckets
-	if buckets == nil {
+	if len(buckets) == 0 { // the client library would give empty ones a default of its own
 		buckets = DefaultBuckets
 	}
 	hist := func(name, help string, labels ...string) *prometheus.HistogramVec {
