@@ -15,6 +15,9 @@ func TestMoreThanOneDocument(t *testing.T) {
 	tests := []struct{ name, doc, want string }{
 		{"two documents", "pools:\n  a: {max_objects: 1}\n---\npools:\n  b: {max_objects: -2}\n",
 			"f.yaml:4:1: the file holds a second YAML document (after ---), which would be ignored: declare every pool and actor in one document"},
+		{"two documents, the first with a mistake", "pools:\n  a: {max_objects: 0}\n---\npools:\n  b: {max_objects: 1}\n",
+			"f.yaml:2:20: pools.a.max_objects = 0: must be between 1 and 1048576\n" +
+				"f.yaml:4:1: the file holds a second YAML document (after ---), which would be ignored: declare every pool and actor in one document"},
 		{"a bad second document", "pools:\n  a: {max_objects: 1}\n---\npools: [\n",
 			"f.yaml:4: not valid YAML: did not find expected node content"},
 	}

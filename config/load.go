@@ -145,7 +145,6 @@ func (p *parser) parse(data []byte) {
 	}
 	if len(next.Content) > 0 && !isNull(next.Content[0]) { // an empty one, such as a --- before comments, holds nothing to lose
 		p.problem(nodeAt(next.Content[0]), "", nil, "the file holds a second YAML document (after ---), which would be ignored: declare every pool and actor in one document")
-		return
 	}
 	if len(doc.Content) == 0 {
 		p.problem(where{line: 1}, "", nil, "the file is empty: declare pools under \"pools:\" and actors under \"actors:\"")
