@@ -14,6 +14,11 @@ import (
 // heartbeat's rule is read against it.
 const defaultLease = 5 * time.Second
 
+// minLease is the shortest lease that either backend takes, pgactor's: a
+// shorter one is refused by both. JetStream's own, longer, minimum is
+// jsactor's rule, placed with ActorProblems.
+const minLease = 100 * time.Millisecond
+
 // checkLeases checks the settings of a durable actor that the rules of
 // actor.Config do not cover, by the rules pgactor and jsactor share.
 // What only one backend asks, such as its shortest lease, is for its own
@@ -22,6 +27,9 @@ func checkLeases(a Actor) error {
 	check := errs.NewChecker("config")
 	errs.NotNegative(check, "Lease", a.Lease, "the durable actor's default, "+defaultLease.String())
 	errs.NotNegative(check, "Heartbeat", a.Heartbeat, "a third of the Lease")
+	if a.Lease > 0 && a.Lease < minLease {
+		check.Bad("Lease", a.Lease, fmt.Sprintf("must be at least %v (zero means the durable actor's default, %v)", minLease, defaultLease))
+	}
 	lease := a.Lease
 	if lease <= 0 {
 		lease = defaultLease

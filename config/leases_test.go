@@ -2,11 +2,14 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool"
+	"github.com/actorpool/actorpool/jsactor"
+	"github.com/actorpool/actorpool/pgactor"
 )
 
 // TestActorProblems proves that the findings of a backend's Validate are
@@ -91,6 +94,29 @@ func TestHugeHeartbeat(t *testing.T) {
 		if !errors.As(err, &cerr) || len(cerr.Problems) != 1 ||
 			cerr.Problems[0].Field != "actors.a.heartbeat" || !strings.Contains(cerr.Problems[0].Rule, "must not exceed half the lease") {
 			t.Errorf("Parse(%q) = %v, want the heartbeat's rule broken", doc, err)
+		}
+	}
+}
+
+// TestLeasesByTheBackendsRules holds Load to its doc: lease and heartbeat
+// are checked "by the rules both backends share". A lease or heartbeat
+// that pgactor and jsactor both refuse must be a problem in the file, and
+// one that either takes must not be. Before the fix a lease under the
+// shortest that either backend takes (pgactor's 100ms) passed Load and
+// `actorpool config check`, to be refused by whichever backend ran it.
+func TestLeasesByTheBackendsRules(t *testing.T) {
+	durations := []time.Duration{0, time.Nanosecond, 10 * time.Millisecond, 40 * time.Millisecond, 50 * time.Millisecond,
+		99 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond,
+		499 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second}
+	for _, lease := range durations {
+		for _, heartbeat := range durations {
+			pgErr := pgactor.Config[int]{Lease: lease, Heartbeat: heartbeat}.Validate()
+			jsErr := jsactor.Config[int]{Lease: lease, Heartbeat: heartbeat}.Validate()
+			doc := fmt.Sprintf("actors:\n  a:\n    lease: %v\n    heartbeat: %v\n", lease, heartbeat)
+			_, err := Parse("f.yaml", []byte(doc), nil)
+			if want := pgErr == nil || jsErr == nil; (err == nil) != want {
+				t.Errorf("lease %v, heartbeat %v: Parse: %v\npgactor: %v\njsactor: %v", lease, heartbeat, err, pgErr, jsErr)
+			}
 		}
 	}
 }

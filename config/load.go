@@ -1,8 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -47,9 +49,10 @@ type parser struct {
 	file     *File
 	env      map[string]string
 	problems []*Problem
-	entries  []*entry // in the order of the file
-	fuel     int      // the work left that the file may cost; see spend
-	out      bool     // the fuel ran out, or the problems reached maxProblems: stop
+	entries  []*entry            // in the order of the file
+	fuel     int                 // the work left that the file may cost; see spend
+	out      bool                // the fuel ran out, or the problems reached maxProblems: stop
+	merging  map[*yaml.Node]bool // the mappings that merge keys are bringing in now
 }
 
 // The fuel of a file: fuelPerByte for each of its bytes, and fuelBase.
@@ -122,8 +125,16 @@ func nodeAt(n *yaml.Node) where { return where{line: n.Line, column: n.Column} }
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 func (p *parser) parse(data []byte) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	// yaml.Unmarshal reads the first document and drops the rest without
+	// a word: a decoder tells a second one, which is reported rather than
+	// ignored with its pools, actors and mistakes.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, next yaml.Node
+	err := dec.Decode(&doc)
+	if err == nil {
+		err = dec.Decode(&next)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
 		at, msg := where{}, err.Error()
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			at.line, _ = strconv.Atoi(m[1])
@@ -131,6 +142,9 @@ func (p *parser) parse(data []byte) {
 		}
 		p.problem(at, "", nil, "not valid YAML: "+strings.TrimPrefix(msg, "yaml: "))
 		return
+	}
+	if len(next.Content) > 0 && !isNull(next.Content[0]) { // an empty one, such as a --- before comments, holds nothing to lose
+		p.problem(nodeAt(next.Content[0]), "", nil, "the file holds a second YAML document (after ---), which would be ignored: declare every pool and actor in one document")
 	}
 	if len(doc.Content) == 0 {
 		p.problem(where{line: 1}, "", nil, "the file is empty: declare pools under \"pools:\" and actors under \"actors:\"")
@@ -193,7 +207,7 @@ func (p *parser) mapping(m *yaml.Node, path string, fn func(key, value *yaml.Nod
 			continue
 		}
 		if key.Tag == "!!merge" || key.Value == "<<" {
-			merged = append(merged, p.mergeEntries(value, path)...)
+			merged = append(merged, p.mergeEntries(key, value, path)...)
 			continue
 		}
 		if first, ok := seen[key.Value]; ok {
@@ -217,9 +231,10 @@ func (p *parser) mapping(m *yaml.Node, path string, fn func(key, value *yaml.Nod
 	}
 }
 
-// mergeEntries returns the entries a merge key brings in: those of one
-// mapping, or of a list of mappings where the first to give a key wins.
-func (p *parser) mergeEntries(value *yaml.Node, path string) [][2]*yaml.Node {
+// mergeEntries returns the entries that the merge key key, whose value is
+// value, brings in: those of one mapping, or of a list of mappings where
+// the first to give a key wins.
+func (p *parser) mergeEntries(key, value *yaml.Node, path string) [][2]*yaml.Node {
 	var maps []*yaml.Node
 	switch value.Kind {
 	case yaml.MappingNode:
@@ -236,14 +251,16 @@ func (p *parser) mergeEntries(value *yaml.Node, path string) [][2]*yaml.Node {
 			p.problem(nodeAt(m), path, nil, "a merge key (<<) must name a mapping, such as *defaults")
 			continue
 		}
-		for i := 0; i+1 < len(m.Content); i += 2 {
-			k := m.Content[i]
-			if !p.spend(k, 1+len(k.Value)) {
-				return nil
-			}
-			if k.Kind == yaml.ScalarNode && !seen[k.Value] {
-				seen[k.Value] = true
-				out = append(out, [2]*yaml.Node{k, resolve(m.Content[i+1])})
+		if p.merging[m] {
+			// An alias can name a mapping from within it: followed, it
+			// would merge for ever.
+			p.problem(nodeAt(key), path, nil, "a merge key (<<) must not bring in the mapping it is in")
+			continue
+		}
+		for _, kv := range p.merged(m, path) {
+			if !seen[kv[0].Value] {
+				seen[kv[0].Value] = true
+				out = append(out, kv)
 			}
 		}
 	}
@@ -251,6 +268,33 @@ func (p *parser) mergeEntries(value *yaml.Node, path string) [][2]*yaml.Node {
 		p.problem(nodeAt(value), path, nil, "a merge key (<<) must name a mapping, such as *defaults")
 	}
 	return out
+}
+
+// merged returns the entries of m, a mapping that a merge key brings in:
+// its own, then those that its own merge keys bring in, as YAML merges an
+// anchor that merges another, so that the first of a key wins.
+func (p *parser) merged(m *yaml.Node, path string) [][2]*yaml.Node {
+	if p.merging == nil {
+		p.merging = map[*yaml.Node]bool{}
+	}
+	p.merging[m] = true
+	defer delete(p.merging, m)
+	var own, merged [][2]*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if !p.spend(k, 1+len(k.Value)) {
+			return nil
+		}
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		if k.Tag == "!!merge" || k.Value == "<<" {
+			merged = append(merged, p.mergeEntries(k, resolve(m.Content[i+1]), path)...)
+			continue
+		}
+		own = append(own, [2]*yaml.Node{k, resolve(m.Content[i+1])})
+	}
+	return append(own, merged...)
 }
 
 func join(path, key string) string {

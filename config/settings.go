@@ -38,6 +38,7 @@ var poolSettings = []setting[actorpool.Config]{
 	durationSetting("validation_interval", "ValidationInterval", func(c *actorpool.Config) *time.Duration { return &c.ValidationInterval }),
 	durationSetting("leak_threshold", "LeakThreshold", func(c *actorpool.Config) *time.Duration { return &c.LeakThreshold }),
 	boolSetting("trace_acquires", "TraceAcquires", func(c *actorpool.Config) *bool { return &c.TraceAcquires }),
+	durationSetting("handoff_after", "HandoffAfter", func(c *actorpool.Config) *time.Duration { return &c.HandoffAfter }),
 	boolSetting("fifo", "FIFO", func(c *actorpool.Config) *bool { return &c.FIFO }),
 }
 
@@ -120,6 +121,13 @@ func boolSetting[C any](key, goName string, field func(*C) *bool) setting[C] {
 func floatSetting[C any](key, goName string, field func(*C) *float64) setting[C] {
 	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
 		f, err := strconv.ParseFloat(v, 64)
+		if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
+			// A number, but too large for one, as intSetting says.
+			if f < 0 {
+				return fmt.Sprintf("is out of range: must not be below %v", -math.MaxFloat64)
+			}
+			return fmt.Sprintf("is out of range: must not exceed %v", math.MaxFloat64)
+		}
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return "must be a number, such as 0.2"
 		}

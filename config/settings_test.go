@@ -18,6 +18,10 @@ func TestOutOfRangeValues(t *testing.T) {
 			"f.yaml:3:14: actors.a.timeout = 3000000h: is out of range: must not exceed 2562047h47m16.854775807s"},
 		{"actors:\n  a:\n    timeout: -3000000h\n",
 			"f.yaml:3:14: actors.a.timeout = -3000000h: is out of range: must not be below -2562047h47m16.854775808s"},
+		{"actors:\n  a:\n    max_attempts: 2\n    backoff: {multiplier: 1e400}\n",
+			"f.yaml:4:27: actors.a.backoff.multiplier = 1e400: is out of range: must not exceed 1.7976931348623157e+308"},
+		{"actors:\n  a:\n    max_attempts: 2\n    backoff: {jitter: -1e400}\n",
+			"f.yaml:4:23: actors.a.backoff.jitter = -1e400: is out of range: must not be below -1.7976931348623157e+308"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("f.yaml", []byte(tt.doc), nil)

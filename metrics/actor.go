@@ -42,6 +42,8 @@ var actorMetrics = []series.Series[actor.Stats]{
 		func(s actor.Stats) int { return s.Workers }),
 	series.Gauge("actorpool_actor_busy_workers", "Workers in a handler.",
 		func(s actor.Stats) int { return s.Busy }),
+	series.Gauge("actorpool_actor_idle_workers", "Workers waiting for a task.",
+		func(s actor.Stats) int { return s.Idle }),
 	series.GaugeSeconds("actorpool_actor_oldest_queued_seconds", "How long the task that has waited longest for a worker has waited.",
 		func(s actor.Stats) time.Duration { return s.OldestQueued }),
 }

@@ -28,7 +28,7 @@ var DefaultBuckets = []float64{
 // Options shape a Collector. The zero value is ready to use.
 type Options struct {
 	// Buckets are the upper bounds, in seconds, of every histogram's
-	// buckets, in increasing order. Nil means DefaultBuckets.
+	// buckets, in increasing order. Nil or empty means DefaultBuckets.
 	Buckets []float64
 	// ConstLabels are added to every series, such as {"service": "api"}.
 	ConstLabels prometheus.Labels
@@ -53,7 +53,7 @@ type Collector struct {
 // NewCollector returns a Collector with no pools and no actors.
 func NewCollector(opts Options) *Collector {
 	buckets := opts.Buckets
-	if buckets == nil {
+	if len(buckets) == 0 { // the client library would give empty ones a default of its own
 		buckets = DefaultBuckets
 	}
 	hist := func(name, help string, labels ...string) *prometheus.HistogramVec {
@@ -94,7 +94,8 @@ func NewCollector(opts Options) *Collector {
 
 // AddPool has the collector report the gauges and counters that stats
 // returns, usually a pool's Stats method, under the label pool=name. It
-// fails if a pool of that name was added and not removed.
+// fails if name is empty, stats is nil, or a pool of that name was added
+// and not removed.
 func (c *Collector) AddPool(name string, stats func() actorpool.Stats) error {
 	return add(c, c.pools, "a pool", name, stats)
 }
@@ -107,7 +108,8 @@ func (c *Collector) RemovePool(name string) {
 
 // AddActor has the collector report the gauges and counters that stats
 // returns, usually an actor's Stats method, under the label actor=name. It
-// fails if an actor of that name was added and not removed.
+// fails if name is empty, stats is nil, or an actor of that name was added
+// and not removed.
 func (c *Collector) AddActor(name string, stats func() actor.Stats) error {
 	return add(c, c.actors, "an actor", name, stats)
 }
@@ -120,6 +122,15 @@ func (c *Collector) RemoveActor(name string) {
 // add puts stats in sources, a map of c's, under name, unless a source of
 // that name is there; what says what stats is of, for the error.
 func add[S any](c *Collector, sources map[string]func() S, what, name string, stats func() S) error {
+	// Refused here, where the mistake is made: a nil func would panic in
+	// every scrape, losing the series of the others with it, and an empty
+	// label value is, to Prometheus, no label at all.
+	if name == "" {
+		return fmt.Errorf("metrics: %s needs a name: it is the label of its series", what)
+	}
+	if stats == nil {
+		return fmt.Errorf("metrics: %s named %q has a nil Stats func", what, name)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := sources[name]; ok {

@@ -17,13 +17,13 @@ import (
 )
 
 var poolStats = actorpool.Stats{
-	MaxObjects: 8, Total: 7, Idle: 2, InUse: 3, Creating: 1, Reserved: 1, Waiting: 4,
+	MaxObjects: 8, Total: 7, Idle: 2, InUse: 3, Creating: 1, Reserved: 1, Destroying: 1, Waiting: 4,
 	Acquires: 100, EmptyAcquires: 11, Waits: 12, WaitDuration: 1500 * time.Millisecond,
 	CanceledAcquires: 13, TimedOutAcquires: 14, ExhaustedAcquires: 15,
-	Created: 16, CreateErrors: 17, CreateTimeouts: 18, Tests: 19, Destroyed: 45,
+	CreateAttempts: 33, Created: 16, CreateErrors: 17, CreateTimeouts: 18, Tests: 19, Destroyed: 45,
 	DestroyedBy: actorpool.DestroyCounts{Invalid: 1, Idle: 2, Lifetime: 3, TestFailed: 4, TestTimeout: 5,
 		Leaked: 6, Reloaded: 7, Closed: 8, Discarded: 9},
-	Leaks: 20, SuspectedLeaks: 21,
+	Hijacked: 22, Leaks: 20, SuspectedLeaks: 21,
 }
 
 var actorStats = actor.Stats{
@@ -44,6 +44,9 @@ actorpool_actor_blocked_sends{actor="audit"} 10
 # HELP actorpool_actor_busy_workers Workers in a handler.
 # TYPE actorpool_actor_busy_workers gauge
 actorpool_actor_busy_workers{actor="audit"} 9
+# HELP actorpool_actor_idle_workers Workers waiting for a task.
+# TYPE actorpool_actor_idle_workers gauge
+actorpool_actor_idle_workers{actor="audit"} 2
 # HELP actorpool_actor_oldest_queued_seconds How long the task that has waited longest for a worker has waited.
 # TYPE actorpool_actor_oldest_queued_seconds gauge
 actorpool_actor_oldest_queued_seconds{actor="audit"} 0.25
@@ -86,6 +89,9 @@ actorpool_pool_acquires_total{pool="redis"} 100
 # HELP actorpool_pool_canceled_acquires_total Queued takes whose context was canceled.
 # TYPE actorpool_pool_canceled_acquires_total counter
 actorpool_pool_canceled_acquires_total{pool="redis"} 13
+# HELP actorpool_pool_create_attempts_total Factory.Create calls started.
+# TYPE actorpool_pool_create_attempts_total counter
+actorpool_pool_create_attempts_total{pool="redis"} 33
 # HELP actorpool_pool_create_errors_total Creates that failed, panicked or timed out.
 # TYPE actorpool_pool_create_errors_total counter
 actorpool_pool_create_errors_total{pool="redis"} 17
@@ -98,6 +104,9 @@ actorpool_pool_created_total{pool="redis"} 16
 # HELP actorpool_pool_creating_objects Creates in flight.
 # TYPE actorpool_pool_creating_objects gauge
 actorpool_pool_creating_objects{pool="redis"} 1
+# HELP actorpool_pool_destroying_objects Of the reserved objects, those being destroyed or taken out by Lease.Hijack.
+# TYPE actorpool_pool_destroying_objects gauge
+actorpool_pool_destroying_objects{pool="redis"} 1
 # HELP actorpool_pool_destroyed_total Objects destroyed, by reason: invalid, idle, lifetime, test_failed, test_timeout, leaked, reloaded, closed, discarded.
 # TYPE actorpool_pool_destroyed_total counter
 actorpool_pool_destroyed_total{pool="redis",reason="closed"} 8
@@ -115,6 +124,9 @@ actorpool_pool_empty_acquires_total{pool="redis"} 11
 # HELP actorpool_pool_exhausted_acquires_total Takes refused at once because Config.MaxQueueSize takes were already queued.
 # TYPE actorpool_pool_exhausted_acquires_total counter
 actorpool_pool_exhausted_acquires_total{pool="redis"} 15
+# HELP actorpool_pool_hijacked_total Objects taken out of the pool by Lease.Hijack, never destroyed by it.
+# TYPE actorpool_pool_hijacked_total counter
+actorpool_pool_hijacked_total{pool="redis"} 22
 # HELP actorpool_pool_idle_objects Objects ready to be taken.
 # TYPE actorpool_pool_idle_objects gauge
 actorpool_pool_idle_objects{pool="redis"} 2

@@ -23,6 +23,8 @@ var poolMetrics = []series.Series[actorpool.Stats]{
 		func(s actorpool.Stats) int64 { return int64(s.Creating) }),
 	series.Gauge("actorpool_pool_reserved_objects", "Objects held by the pool itself: under test, or being destroyed.",
 		func(s actorpool.Stats) int64 { return int64(s.Reserved) }),
+	series.Gauge("actorpool_pool_destroying_objects", "Of the reserved objects, those being destroyed or taken out by Lease.Hijack.",
+		func(s actorpool.Stats) int64 { return int64(s.Destroying) }),
 	series.Gauge("actorpool_pool_waiting_takes", "Takes queued for an object now.",
 		func(s actorpool.Stats) int64 { return int64(s.Waiting) }),
 
@@ -41,6 +43,8 @@ var poolMetrics = []series.Series[actorpool.Stats]{
 	series.Counter("actorpool_pool_exhausted_acquires_total", "Takes refused at once because Config.MaxQueueSize takes were already queued.",
 		func(s actorpool.Stats) int64 { return s.ExhaustedAcquires }),
 
+	series.Counter("actorpool_pool_create_attempts_total", "Factory.Create calls started.",
+		func(s actorpool.Stats) int64 { return s.CreateAttempts }),
 	series.Counter("actorpool_pool_created_total", "Objects created.",
 		func(s actorpool.Stats) int64 { return s.Created }),
 	series.Counter("actorpool_pool_create_errors_total", "Creates that failed, panicked or timed out.",
@@ -49,6 +53,10 @@ var poolMetrics = []series.Series[actorpool.Stats]{
 		func(s actorpool.Stats) int64 { return s.CreateTimeouts }),
 	series.Counter("actorpool_pool_tests_total", "Factory.Test calls that returned.",
 		func(s actorpool.Stats) int64 { return s.Tests }),
+	// Without it, an object taken out by Lease.Hijack would leave the
+	// objects gauge with no counter to say where it went.
+	series.Counter("actorpool_pool_hijacked_total", "Objects taken out of the pool by Lease.Hijack, never destroyed by it.",
+		func(s actorpool.Stats) int64 { return s.Hijacked }),
 	series.Counter("actorpool_pool_leaks_total", "Leases found dropped, without being given back, by the garbage collector.",
 		func(s actorpool.Stats) int64 { return s.Leaks }),
 	series.Counter("actorpool_pool_suspected_leaks_total", "Leases held longer than Config.LeakThreshold.",

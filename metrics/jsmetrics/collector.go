@@ -3,6 +3,7 @@ package jsmetrics
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -60,9 +61,13 @@ func (c *Collector) AddActor(a Actor) error {
 // Add has the collector report the durable actor named name under prefix
 // ("" for jsactor.DefaultPrefix), read through nc with jsactor.ReadStats at
 // each scrape: for an actor this process only sends to or watches. It
-// fails if an actor of that name and prefix was added and not removed.
+// fails if nc is nil, name is empty, or an actor of that name and prefix
+// was added and not removed.
 func (c *Collector) Add(nc *nats.Conn, prefix, name string) error {
 	prefix = cmp.Or(prefix, jsactor.DefaultPrefix)
+	if nc == nil {
+		return fmt.Errorf("jsmetrics: durable actor %q under prefix %q: nc is nil", name, prefix)
+	}
 	return c.c.Add(prefix, name, func(ctx context.Context) (jsactor.Stats, error) {
 		return jsactor.ReadStats(ctx, nc, prefix, name)
 	}, false)

@@ -76,7 +76,7 @@ func TestAddRemove(t *testing.T) {
 		{name: "actor", add: func(c *Collector) error { return c.AddActor(fixed{name: "audit", prefix: "app"}) }, label: "app"},
 		{name: "prefix with the separator", add: func(c *Collector) error { return c.AddActor(fixed{name: "audit", prefix: "my_app"}) }, label: "my_app"},
 		{name: "name with the separator", add: func(c *Collector) error { return c.AddActor(fixed{name: "audit_log", prefix: "app"}) }, label: "app"},
-		{name: "watched, default prefix", add: func(c *Collector) error { return c.Add(nil, "", "audit") }, label: jsactor.DefaultPrefix},
+		{name: "watched, default prefix", add: func(c *Collector) error { return c.Add(unused, "", "audit") }, label: jsactor.DefaultPrefix},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,14 +105,31 @@ func TestAddRemove(t *testing.T) {
 		})
 	}
 	c := NewCollector(Options{})
-	if err := c.Add(nil, "", "audit"); err != nil {
+	if err := c.Add(unused, "", "audit"); err != nil {
 		t.Fatal(err)
 	}
 	c.Remove("", "audit")
-	if err := c.Add(nil, jsactor.DefaultPrefix, "audit"); err != nil {
+	if err := c.Add(unused, jsactor.DefaultPrefix, "audit"); err != nil {
 		t.Errorf("Remove with prefix \"\" did not remove the actor of the default prefix: %v", err)
 	}
 }
+
+// TestAddNilConn: Add refuses a nil connection, which would panic in
+// every scrape, losing every other actor of the collector with it (before
+// the fix it was accepted).
+func TestAddNilConn(t *testing.T) {
+	c := NewCollector(Options{})
+	if err := c.Add(nil, "", "audit"); err == nil || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("Add(nil, ...): %v, want an error saying nc is nil", err)
+	}
+	if err := c.Add(unused, "", ""); err == nil {
+		t.Error("Add of an actor with no name succeeded")
+	}
+}
+
+// unused is a connection for the tests of Add that never scrape what they
+// add.
+var unused = new(nats.Conn)
 
 // TestBesideOthers proves that the collector registers beside
 // metrics.Collector and pgmetrics.Collector in one pedantic registry, and

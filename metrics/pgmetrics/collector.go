@@ -2,6 +2,7 @@ package pgmetrics
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,9 +58,13 @@ func (c *Collector) AddActor(a Actor) error {
 // Add has the collector report the durable actor named name in schema,
 // read from db with pgactor.ReadStats at each scrape: for an actor this
 // process only sends to or watches. db must be safe for concurrent use, as
-// scrapes may overlap: a *pgpool.Pool, not a *pgx.Conn. It fails if an
-// actor of that name and schema was added and not removed.
+// scrapes may overlap: a *pgpool.Pool, not a *pgx.Conn. It fails if db is
+// nil, name is empty, or an actor of that name and schema was added and
+// not removed.
 func (c *Collector) Add(db pgactor.Querier, schema, name string) error {
+	if db == nil {
+		return fmt.Errorf("pgmetrics: durable actor %q in schema %q: db is nil", name, schema)
+	}
 	return c.c.Add(schema, name, func(ctx context.Context) (pgactor.Stats, error) {
 		return pgactor.ReadStats(ctx, db, schema, name)
 	}, false)

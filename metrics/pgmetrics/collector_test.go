@@ -83,6 +83,19 @@ func TestAddRemove(t *testing.T) {
 	}
 }
 
+// TestAddNilQuerier: Add refuses a nil db, which would panic in every
+// scrape, losing every other actor of the collector with it (before the
+// fix it was accepted).
+func TestAddNilQuerier(t *testing.T) {
+	c := NewCollector(Options{})
+	if err := c.Add(nil, "jobs", "audit"); err == nil || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("Add(nil, ...): %v, want an error saying db is nil", err)
+	}
+	if err := c.Add(&pgpool.Pool{}, "jobs", ""); err == nil {
+		t.Error("Add of an actor with no name succeeded")
+	}
+}
+
 // TestBesideMetrics proves that the collector registers beside
 // metrics.Collector in one pedantic registry, and that the families they
 // share gather into one, with both actors' series: their names, types and

@@ -97,9 +97,19 @@ func New[S any](cfg Config[S]) *Collector[S] {
 
 // Add has the collector report the actor named name in place, whose Stats
 // stats reads at each scrape; local is whether this process runs its
-// workers, so that the Local series mean something. It fails if an actor
-// of that name and place was added and not removed.
+// workers, so that the Local series mean something. It fails if name is
+// empty, stats is nil, or an actor of that name and place was added and
+// not removed.
 func (c *Collector[S]) Add(place, name string, stats func(ctx context.Context) (S, error), local bool) error {
+	// Refused here, where the mistake is made: a nil func would panic in
+	// every scrape, losing the other actors with it, and an empty label
+	// value is, to Prometheus, no label at all.
+	if name == "" {
+		return fmt.Errorf("%s: a durable actor %s %q needs a name: it is the label of its series", c.pkg, c.where, place)
+	}
+	if stats == nil {
+		return fmt.Errorf("%s: durable actor %q %s %q has a nil Stats func", c.pkg, name, c.where, place)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k := key{place, name}

@@ -173,3 +173,21 @@ func TestTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestAddRefusesWhatCannotBeScraped: an empty name — a label whose value
+// is empty is, to Prometheus, no label at all — or a nil Stats func is
+// refused by Add. Before the fix both were accepted, and a nil func
+// panicked in every scrape, which the registry recovers as an error for
+// the whole collector: every actor sorted after it went missing.
+func TestAddRefusesWhatCannotBeScraped(t *testing.T) {
+	c := newCollector(time.Second)
+	if err := c.Add("a", "", reads(stats{}, nil), false); err == nil {
+		t.Error("Add of an actor with no name succeeded")
+	}
+	if err := c.Add("a", "audit", nil, false); err == nil {
+		t.Error("Add of a nil Stats func succeeded")
+	}
+	if n := testutil.CollectAndCount(wrapped{c}); n != 0 {
+		t.Errorf("%d series after refused adds, want none", n)
+	}
+}
