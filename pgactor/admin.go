@@ -210,7 +210,10 @@ func cancelTasks(ctx context.Context, s *store, ids []uint64) (int, error) {
 
 // Pause pauses the actor named name, in every process running it: none
 // takes its tasks until Resume, and tasks sent meanwhile wait. Running
-// tasks run on. It fails with ErrUnknownActor, changing nothing, when no New
+// tasks run on, and so do those of a fetch that began before Pause
+// committed: Pause does not wait for fetches in flight, which read the
+// flag without a lock so as not to serialize every fetch on one row. It
+// fails with ErrUnknownActor, changing nothing, when no New
 // has registered the name in the schema. Pausing a paused actor keeps the
 // time it was first paused.
 func (a *Admin) Pause(ctx context.Context, name string) error {
