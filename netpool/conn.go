@@ -15,7 +15,10 @@ import (
 // starts with none.
 //
 // It must be given back with Release, or with Destroy if the caller knows
-// it to be unusable; it must not be used after. Close closes the network
+// it to be unusable; it must not be used after, nor, for a Conn acquired
+// on a With callback's context, after that With returns: the connection
+// may be another caller's by then, and Read and Write, the net.Conn's
+// own, do not check. Close closes the network
 // connection, which the pool then finds closed and replaces.
 type Conn struct {
 	net.Conn // the pooled conn, whose Read and Write record errors; nil once given back
