@@ -654,13 +654,7 @@ func TestWordOfAnotherShardClaimsNothing(t *testing.T) {
 // back stays given back.
 func TestListedBitClearedWhileParking(t *testing.T) {
 	b := twoShards(t)
-	s := b.idle()
-	if !b.p.reserveIdle(s, s.load()) { // the keeper, to test it
-		t.Fatal("reserveIdle failed")
-	}
-	w := b.waiterIn(1)
-	b.k.putInService(s) // to the waiter, its index still listed
-	served(t, w, s)
+	s := b.servedListed(t)
 	tk := b.p.lend(s)
 	st := s.load()
 	n := st.seq()
@@ -727,13 +721,7 @@ func setSeq(s *slot, n uint32) {
 // taker pop the stale index, then claims from the state it read.
 func TestClaimParkedRetriesAfterListedBitCleared(t *testing.T) {
 	b := twoShards(t)
-	s := b.idle()
-	if !b.p.reserveIdle(s, s.load()) { // the keeper, to test it
-		t.Fatal("reserveIdle failed")
-	}
-	w := b.waiterIn(1)
-	b.k.putInService(s) // to the waiter, its index still listed
-	served(t, w, s)
+	s := b.servedListed(t)
 	b.p.lend(s)
 	n := s.load().seq()
 	if !b.p.release(s, n) {
@@ -762,4 +750,19 @@ func TestClaimParkedRetriesAfterListedBitCleared(t *testing.T) {
 // read, under the name slotMoves lists for that move.
 func acquireParked(s *slot, st state, seq, i, h uint32) (state, bool) {
 	return s.claimParked(st, seq, i, h)
+}
+
+// servedListed returns a slot in use by a waiter of shard 1, handed to it
+// by the keeper after a test, with its index still in the idle list: in
+// use and listed at once.
+func (b *bare) servedListed(t *testing.T) *slot {
+	t.Helper()
+	s := b.idle()
+	if !b.p.reserveIdle(s, s.load()) { // the keeper, to test it
+		t.Fatal("reserveIdle failed")
+	}
+	w := b.waiterIn(1)
+	b.k.putInService(s) // to the waiter, its index still listed
+	served(t, w, s)
+	return s
 }

@@ -1,37 +1,17 @@
 package jsactor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
 )
-
-// syncBuffer is a log a test reads while workers write to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestPanickingErrorHandlerFailsOnlyAttempt: a Config.OnError that panics
 // neither takes the process down nor changes what happens to the task —
@@ -40,7 +20,7 @@ func (b *syncBuffer) String() string {
 func TestPanickingErrorHandlerFailsOnlyAttempt(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
-	var logs syncBuffer
+	var logs lockedBuffer
 	var seen runs
 	a, err := New(ctx, nc, "onerror-panic", func(ctx context.Context, task actor.Task[string]) error {
 		seen.add(task)
