@@ -91,17 +91,7 @@ func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQuer
 func TestTakeErrors(t *testing.T) {
 	dsn := testenv.Postgres(t)
 	testenv.CheckGoroutines(t)
-	refuse := errors.New("no password to hand")
-	var refusing atomic.Bool
-	p := newPGPool(t, dsn, testName(), func(c *Config) {
-		c.MaxConns = 1
-		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error {
-			if refusing.Load() {
-				return refuse
-			}
-			return nil
-		}
-	})
+	p, refusing, refuse := newRefusablePool(t, dsn)
 	held, err := p.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -279,17 +269,7 @@ func TestPostgresStatCounts(t *testing.T) {
 // past their deadline or on a failed connect.
 func TestPostgresEmptyAcquireCountCountsSuccesses(t *testing.T) {
 	dsn := testenv.Postgres(t)
-	refuse := errors.New("no password to hand")
-	var refusing atomic.Bool
-	p := newPGPool(t, dsn, testName(), func(c *Config) {
-		c.MaxConns = 1
-		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error {
-			if refusing.Load() {
-				return refuse
-			}
-			return nil
-		}
-	})
+	p, refusing, refuse := newRefusablePool(t, dsn)
 	held, err := p.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -360,4 +340,21 @@ func TestTakeDuringOutageReturnsConnectError(t *testing.T) {
 			t.Errorf("Acquire that timed out = %q, want it to match context.DeadlineExceeded too", err)
 		}
 	}
+}
+
+// newRefusablePool returns a pool of one connection whose connects fail
+// with refuse while refusing is set, as BeforeConnect makes them.
+func newRefusablePool(t *testing.T, dsn string) (p *Pool, refusing *atomic.Bool, refuse error) {
+	refuse = errors.New("no password to hand")
+	refusing = new(atomic.Bool)
+	p = newPGPool(t, dsn, testName(), func(c *Config) {
+		c.MaxConns = 1
+		c.BeforeConnect = func(context.Context, *pgx.ConnConfig) error {
+			if refusing.Load() {
+				return refuse
+			}
+			return nil
+		}
+	})
+	return p, refusing, refuse
 }
