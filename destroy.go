@@ -13,8 +13,8 @@ package actorpool
 // handed out or kept. It is small enough to inline; Validate, when the
 // factory has one, is a call of its own.
 func (p *core) unusable(s *slot) (destroyCause, bool) {
-	if c := s.doomed.Load(); c != 0 {
-		return destroyCause(c - 1), true
+	if cause, ok := s.doom(); ok {
+		return cause, true
 	}
 	if p.validate {
 		return p.invalid(s)
@@ -45,6 +45,20 @@ func (p *core) retire(s *slot, seq uint32, from slotKind, cause destroyCause) bo
 	return true
 }
 
+// retireIfDoomed retires an object the caller has just made idle, giving
+// it back or relisting it, if it was doomed meanwhile. The keeper dooms
+// objects in use (Reload), then retires those it finds idle; if it did
+// both between the caller's check of the doom and the object going idle,
+// it left the object to the caller, who sees the doom now. Doom then look
+// on the keeper's side, go idle then look on this one: one of the two
+// looks sees the other's step, so no doomed object is left idle, counted
+// as idle after Reload has returned until a take finds it.
+func (p *core) retireIfDoomed(s *slot, seq uint32) {
+	if s.doomed.Load() != 0 {
+		p.retireIdleSlot(s, seq)
+	}
+}
+
 // retireIdleSlot has the keeper retire a slot that the caller made idle
 // with seq, as its object was doomed, unless someone has claimed it since:
 // a taker, who will find it doomed, or the keeper. The keeper looks, not
@@ -54,12 +68,13 @@ func (p *core) retire(s *slot, seq uint32, from slotKind, cause destroyCause) bo
 // very word the caller made idle, and reserving it would retire an object
 // that no one doomed. The keeper alone replaces objects, so the doom it
 // reads is that of the object in the slot.
-func (p *core) retireIdleSlot(s *slot, seq uint32, cause destroyCause) {
+func (p *core) retireIdleSlot(s *slot, seq uint32) {
 	if p.post(message{kind: msgRetireIdle, idx: s.idx}) {
 		return
 	}
 	// The keeper is gone, and replaces no object anymore.
 	if st := s.load(); st.seq() == seq && p.reserveIdle(s, st) {
+		cause, _ := s.doom()
 		p.retireReserved(s, cause)
 	}
 }

@@ -199,7 +199,8 @@ func (k *keeper[T]) tested(m message) {
 	case k.closing:
 		k.destroy(m.idx, causeClose)
 	case s.doomed.Load() != 0:
-		k.destroy(m.idx, destroyCause(s.doomed.Load()-1))
+		cause, _ := s.doom()
+		k.destroy(m.idx, cause)
 	case s.expiresAt != 0 && k.now.UnixNano() >= s.expiresAt:
 		k.destroy(m.idx, causeLifetime)
 	default:

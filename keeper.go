@@ -178,8 +178,8 @@ func (k *keeper[T]) handle(m message) {
 		k.destroy(m.idx, m.cause)
 	case msgRetireIdle:
 		s := &p.slots[m.idx]
-		if c := s.doomed.Load(); c != 0 && p.reserveIdle(s, s.load()) {
-			k.destroy(m.idx, destroyCause(c-1))
+		if cause, ok := s.doom(); ok && p.reserveIdle(s, s.load()) {
+			k.destroy(m.idx, cause)
 		}
 	case msgDestroyed, msgHijacked:
 		k.destroyed(m.idx)

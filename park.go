@@ -227,9 +227,7 @@ func (s *slot) claimParked(st state, seq, i, h uint32) (state, bool) {
 	// In use under seq in shard i, listed or not: every other bit is 0.
 	parked := state(seq)<<seqShift | state(i)<<shardShift | state(kindInUse)
 	for st&^listedBit == parked {
-		// handedOut().withShard(h), for a slot known to be in use: a
-		// call fewer on the take's fast path, where this inlines.
-		nst := (st+1<<seqShift)&^shardMask | state(h)<<shardShift
+		nst := st.handedOut().withShard(h)
 		if s.cas(st, nst) {
 			return nst, true
 		}

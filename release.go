@@ -26,13 +26,13 @@ func (p *core) release(s *slot, seq uint32) bool {
 		// Read before the hand-off, after which the slot is the waiter's.
 		short := p.shortHold(s, seq)
 		p.mu.Lock()
-		if c := s.doomed.Load(); c != 0 {
+		if cause, ok := s.doom(); ok {
 			// Reload doomed it since the check above, and may have
 			// returned: the oldest waiter may be a take that queued
 			// after, which is owed a new object. Checked under the lock
 			// it queued under, so that the doom is seen if it did.
 			p.mu.Unlock()
-			return p.retire(s, seq, kindInUse, destroyCause(c-1))
+			return p.retire(s, seq, kindInUse, cause)
 		}
 		w, ok := p.serveLocked(s, kindInUse, seq)
 		p.mu.Unlock()
@@ -65,16 +65,7 @@ func (p *core) release(s *slot, seq uint32) bool {
 	} else if !p.park(s, seq) {
 		return false
 	}
-	// The keeper dooms objects in use (Reload), then retires those it finds
-	// idle. If it did both between the check above and the object going
-	// idle, it left the object to whoever gives it back: this give-back,
-	// which sees the doom now, and has the keeper look again. Doom then
-	// look on the keeper's side, go idle then look on this one: one of the
-	// two looks sees the other's step, so no doomed object is left idle,
-	// counted as idle after Reload has returned until a take finds it.
-	if c := s.doomed.Load(); c != 0 {
-		p.retireIdleSlot(s, seq, destroyCause(c-1))
-	}
+	p.retireIfDoomed(s, seq)
 	// A waiter may have queued, or Close begun, between the checks above
 	// and the object going idle; each of them looks at the idle objects
 	// after its own step, and this looks at them after ours.

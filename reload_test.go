@@ -250,8 +250,7 @@ func TestLateRetireOfDoomedObjectSparesItsSuccessor(t *testing.T) {
 	b.k.reload() // the object is lent: its giver retires it
 	// The give-back, up to its look at the doom.
 	b.p.park(s, seq)
-	c := s.doomed.Load()
-	if c == 0 {
+	if _, ok := s.doom(); !ok {
 		t.Fatal("Reload did not doom the lent object")
 	}
 	// Meanwhile the keeper evicts the object, destroys it, and puts a new
@@ -265,7 +264,7 @@ func TestLateRetireOfDoomedObjectSparesItsSuccessor(t *testing.T) {
 	}
 	// The rest of the give-back, and the keeper's handling of what it
 	// asked.
-	b.p.retireIdleSlot(s, seq, destroyCause(c-1))
+	b.p.retireIdleSlot(s, seq)
 	if st := s.load(); st.kind() != kindIdle {
 		t.Fatalf("the new object, idle and never lent, is %v after the late retire of the old one", st.kind())
 	}

@@ -120,10 +120,18 @@ func (s state) with(k slotKind) state { return s&^kindMask | state(k) }
 // handedOut returns s moved to inUse with the next seq, keeping the listed
 // bit and the shard.
 func (s state) handedOut() state {
-	return state(uint64(s.seq()+1)<<seqShift) | s&(listedBit|shardMask) | state(kindInUse)
+	// The seq is the top bits: adding one there wraps it round, as a
+	// uint32 would, and leaves the bits below as they are.
+	return (s+1<<seqShift)&^kindMask | state(kindInUse)
 }
 
 func (s *slot) load() state { return state(s.state.Load()) }
+
+// doom reports why the object in s must go, if it was doomed (doomed).
+func (s *slot) doom() (destroyCause, bool) {
+	c := s.doomed.Load()
+	return destroyCause(c - 1), c != 0
+}
 
 // cas is the one way the slot's state changes. Under the race detector it
 // also checks the move against slotMoves (slotmoves.go); otherwise

@@ -289,11 +289,11 @@ func (p *core) serveIdle() {
 			return
 		}
 		p.mu.Lock()
-		if c := s.doomed.Load(); c != 0 {
+		if cause, ok := s.doom(); ok {
 			// Reload doomed it since acquireIdle checked: see release.
 			p.mu.Unlock()
 			p.stats.unlent.Add(1)
-			p.retire(s, seq, kindInUse, destroyCause(c-1))
+			p.retire(s, seq, kindInUse, cause)
 			continue
 		}
 		w := p.nextWaiterLocked()
@@ -337,11 +337,8 @@ func (p *core) relist(s *slot, seq uint32) {
 		p.park(s, seq)
 	}
 	// Reload may have doomed the object while it was claimed, and looked
-	// at the idle objects then: relisting it is its going idle, which
-	// retires a doomed object here as it does in a give-back (release).
-	if c := s.doomed.Load(); c != 0 {
-		p.retireIdleSlot(s, seq, destroyCause(c-1))
-	}
+	// at the idle objects then: relisting it is its going idle.
+	p.retireIfDoomed(s, seq)
 	if p.closed.Load() {
 		p.sweep()
 	}
@@ -451,16 +448,11 @@ func (p *core) abandonWait(ctx context.Context, w *waiter) (*slot, uint32, error
 	if w.queued {
 		woken := w.woken
 		p.removeLocked(w)
-		if woken {
-			// It was woken to compete, and leaves: consume the wake-up, and
-			// pass it on to the next waiter.
-			<-w.ch
-			w.woken = false
-			p.serveIdleLocked()
-		}
 		p.mu.Unlock()
-		if woken && p.waiting.Load() > 0 && !p.handingOff() {
-			p.wakeOne()
+		if woken {
+			// It was woken to compete, and leaves.
+			<-w.ch
+			p.passWakeUp(w)
 		}
 		return nil, 0, p.giveUp(ctx, w)
 	}
@@ -470,17 +462,8 @@ func (p *core) abandonWait(ctx context.Context, w *waiter) (*slot, uint32, error
 	h := <-w.ch
 	if h.idx == wakeUp {
 		// Woken to compete, then dequeued before it ran (passed over, or
-		// failed): removeLocked let the next give-back wake another, but
-		// the object it was woken for went idle before, and no one else
-		// is awake for it. Pass the wake-up on, as a waiter leaving the
-		// queue does above.
-		p.mu.Lock()
-		w.woken = false
-		p.serveIdleLocked()
-		p.mu.Unlock()
-		if p.waiting.Load() > 0 && !p.handingOff() {
-			p.wakeOne()
-		}
+		// failed).
+		p.passWakeUp(w)
 		h = <-w.ch
 	}
 	if h.idx >= 0 {
@@ -492,6 +475,21 @@ func (p *core) abandonWait(ctx context.Context, w *waiter) (*slot, uint32, error
 		return nil, 0, p.finishWait(w, h.err)
 	}
 	return nil, 0, p.giveUp(ctx, w)
+}
+
+// passWakeUp passes on the wake-up of w, woken to compete and now out of
+// the queue without having competed: removeLocked let the next give-back
+// wake another waiter, but the object w was woken for went idle before,
+// and no one else is awake for it. So it is handed to a waiter, and,
+// while objects given back go idle, the next waiter is woken.
+func (p *core) passWakeUp(w *waiter) {
+	p.mu.Lock()
+	w.woken = false
+	p.serveIdleLocked()
+	p.mu.Unlock()
+	if p.waiting.Load() > 0 && !p.handingOff() {
+		p.wakeOne()
+	}
 }
 
 // giveUp ends a wait whose context ended, with a WaitError.
