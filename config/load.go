@@ -206,7 +206,7 @@ func (p *parser) mapping(m *yaml.Node, path string, fn func(key, value *yaml.Nod
 			p.problem(nodeAt(key), path, nil, "keys must be plain names")
 			continue
 		}
-		if key.Tag == "!!merge" || key.Value == "<<" {
+		if isMergeKey(key) {
 			merged = append(merged, p.mergeEntries(key, value, path)...)
 			continue
 		}
@@ -288,7 +288,7 @@ func (p *parser) merged(m *yaml.Node, path string) [][2]*yaml.Node {
 		if k.Kind != yaml.ScalarNode {
 			continue
 		}
-		if k.Tag == "!!merge" || k.Value == "<<" {
+		if isMergeKey(k) {
 			merged = append(merged, p.mergeEntries(k, resolve(m.Content[i+1]), path)...)
 			continue
 		}
@@ -296,6 +296,9 @@ func (p *parser) merged(m *yaml.Node, path string) [][2]*yaml.Node {
 	}
 	return append(own, merged...)
 }
+
+// isMergeKey reports whether k is YAML's merge key, <<.
+func isMergeKey(k *yaml.Node) bool { return k.Tag == "!!merge" || k.Value == "<<" }
 
 func join(path, key string) string {
 	if path == "" {
