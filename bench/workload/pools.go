@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/bench/internal/hist"
+	"github.com/actorpool/actorpool/bench/internal/schedlat"
 	"github.com/actorpool/actorpool/bench/internal/spin"
 	"github.com/actorpool/actorpool/bench/internal/split"
 	"github.com/actorpool/actorpool/bench/pools"
@@ -93,7 +94,9 @@ func (t *taker) run(ctx context.Context, p pools.Pool, n int) {
 // cell.Hold of work. It reports the throughput (ops/s) and, from one take
 // in eight, the 50th, 99th and 99.9th percentiles and the longest of the
 // time from asking for an object to holding it (p50-ns, p99-ns, p99.9-ns,
-// max-ns).
+// max-ns); and, beside them, the 99.9th percentile of the time the Go
+// scheduler kept goroutines runnable before running them meanwhile
+// (sched-p99.9-ns), the least a take that waits for a wake-up can wait.
 func Contended(b *testing.B, c pools.Contender, cell Cell) {
 	p := newPool(b, c, cell.Size, &pools.Factory{})
 	defer closePool(b, c, p)
@@ -106,8 +109,10 @@ func Contended(b *testing.B, c pools.Contender, cell Cell) {
 	for i := range takers {
 		takers[i].iters = iters
 	}
+	sched := schedlat.Take()
 	split.Run(b, len(takers), func(i, n int) { takers[i].run(ctx, p, n) })
 	b.StopTimer()
+	sched = schedlat.Take().Since(sched)
 
 	var all hist.Histogram
 	for i := range takers {
@@ -118,6 +123,9 @@ func Contended(b *testing.B, c pools.Contender, cell Cell) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 	all.Report(b)
+	if sched.Count() > 0 {
+		b.ReportMetric(sched.Quantile(0.999)*1e9, "sched-p99.9-ns")
+	}
 }
 
 // The slow-create workload.
