@@ -99,8 +99,6 @@ func (k *keeper[T]) abandon(ctxErr error, rest []message) {
 			p.createdLate(obj, m.err)
 		case msgTested:
 			p.destroyInline(&p.slots[m.idx], causeClose)
-		case msgTestTimeout:
-			p.destroyInline(&p.slots[m.idx], causeTestTimeout)
 		case msgDestroyed, msgHijacked:
 			p.cameBack()
 		case msgLeak:
@@ -112,6 +110,7 @@ func (k *keeper[T]) abandon(ctxErr error, rest []message) {
 	// An object made idle after Close swept may have had its sweep
 	// message in the inbox just closed.
 	p.sweepInline()
+	k.timeTestsAlone()
 	p.fold()
 }
 

@@ -486,3 +486,155 @@ func TestCloseCancelingTestCountsNoTestFailure(t *testing.T) {
 		}
 	})
 }
+
+// No timer of the pool is left to fire, nor a goroutine that one started
+// left to run its code, once Close has returned: every object is destroyed
+// by then, exactly once, and an hour later nothing has changed. Each case
+// ends a create or a test at the moment Close's cancel or a deadline makes
+// a timer or a context.AfterFunc start its callback, and runs many times,
+// as whether such a goroutine outlives Close is up to the scheduler.
+func TestCloseLeavesNoTimerBehind(t *testing.T) {
+	const timeout = 3 * time.Second
+	for _, tc := range []struct {
+		name string
+		f    func(started chan<- struct{}) *factory
+		cfg  Config
+		// start makes the pool busy with what Close must wait for.
+		start func(t *testing.T, p *Pool[*conn], started <-chan struct{})
+	}{{
+		name: "create canceled by Close",
+		f: func(chan<- struct{}) *factory {
+			return &factory{create: func(ctx context.Context, id int) error {
+				<-ctx.Done()
+				return ctx.Err()
+			}}
+		},
+		cfg:   Config{MaxObjects: 2, CreateTimeout: timeout},
+		start: startTakes,
+	}, {
+		name: "create returning at CreateTimeout",
+		f: func(chan<- struct{}) *factory {
+			return &factory{create: func(ctx context.Context, id int) error {
+				time.Sleep(timeout) // deaf to Close's cancel
+				return nil
+			}}
+		},
+		cfg:   Config{MaxObjects: 2, CreateTimeout: timeout},
+		start: startTakes,
+	}, {
+		name: "test returning at TestTimeout",
+		f: func(started chan<- struct{}) *factory {
+			return &factory{test: func(ctx context.Context, c *conn) error {
+				started <- struct{}{}
+				time.Sleep(timeout) // deaf to Close's cancel
+				return nil
+			}}
+		},
+		cfg:   Config{MaxObjects: 16, ValidationInterval: time.Second, TestTimeout: timeout},
+		start: startTests,
+	}, {
+		name: "test hung past TestTimeout",
+		f: func(started chan<- struct{}) *factory {
+			gone := make(chan struct{})
+			return &factory{
+				test: func(ctx context.Context, c *conn) error {
+					started <- struct{}{}
+					<-gone // until its object is destroyed
+					return nil
+				},
+				destroy: func(c *conn) { close(gone) },
+			}
+		},
+		cfg:   Config{MaxObjects: 1, ValidationInterval: time.Second, TestTimeout: timeout},
+		start: startTests,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for range 300 {
+				synctest.Test(t, func(t *testing.T) {
+					started := make(chan struct{}, tc.cfg.MaxObjects)
+					f := tc.f(started)
+					cfg := tc.cfg
+					cfg.Logger = discardLogger()
+					p, err := New[*conn](f, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tc.start(t, p, started)
+					if err := p.Close(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					if left := timerCallbacks(); len(left) > 0 {
+						t.Fatalf("%d goroutines started by a timer still run the pool's code after Close returned:\n\n%s",
+							len(left), strings.Join(left, "\n\n"))
+					}
+					f.checkAllDestroyed(t)
+					synctest.Wait() // for the takes that Close failed to count their failure
+					stats, creates, tests := p.Stats(), f.creates.Load(), f.tests.Load()
+					time.Sleep(time.Hour)
+					synctest.Wait()
+					if s := p.Stats(); s != stats || f.creates.Load() != creates || f.tests.Load() != tests {
+						t.Errorf("the pool moved after Close returned: stats %+v, then %+v; %d creates, then %d; %d tests, then %d",
+							stats, s, creates, f.creates.Load(), tests, f.tests.Load())
+					}
+				})
+			}
+		})
+	}
+}
+
+// startTakes has a take wait for each object the pool may create.
+func startTakes(t *testing.T, p *Pool[*conn], _ <-chan struct{}) {
+	for range p.Config().MaxObjects {
+		go p.Acquire(context.Background())
+	}
+	synctest.Wait()
+}
+
+// startTests fills the pool with objects and waits until each one's first
+// test has begun.
+func startTests(t *testing.T, p *Pool[*conn], started <-chan struct{}) {
+	var leases []Lease[*conn]
+	for range p.Config().MaxObjects {
+		leases = append(leases, acquire(t, p))
+	}
+	for _, l := range leases {
+		release(t, l)
+	}
+	for range leases {
+		<-started
+	}
+}
+
+// timerCallbacks returns the stacks of the goroutines in the caller's
+// synctest bubble that a timer or a context.AfterFunc started and that run
+// the pool's code.
+func timerCallbacks() []string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	gs := strings.Split(string(buf), "\n\n")
+	// The caller is first; its header ends ", synctest bubble N]:".
+	head, _, _ := strings.Cut(gs[0], "\n")
+	_, bubble, ok := strings.Cut(head, ", synctest bubble ")
+	if !ok {
+		panic("timerCallbacks called outside a synctest bubble")
+	}
+	var found []string
+	for _, g := range gs[1:] {
+		head, _, _ := strings.Cut(g, "\n")
+		if !strings.HasSuffix(head, ", synctest bubble "+bubble) {
+			continue
+		}
+		byTimer := strings.Contains(g, "\ncreated by time.goFunc") || strings.Contains(g, "\ncreated by context.(*afterFuncCtx)")
+		if byTimer && strings.Contains(g, "github.com/actorpool/actorpool.") {
+			found = append(found, g)
+		}
+	}
+	return found
+}

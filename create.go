@@ -34,10 +34,11 @@ func backoff(n int) time.Duration {
 
 // A createOp is a create in flight, as the keeper tracks it.
 type createOp struct {
-	gen      uint64 // keeper.gen when it started: an older one is retired
-	round    uint64 // keeper.round when it started; see createFailed
-	refill   bool   // started for MinIdle rather than for a waiting take
-	timedOut bool   // outlived CreateTimeout: its take has failed already
+	gen      uint64    // keeper.gen when it started: an older one is retired
+	round    uint64    // keeper.round when it started; see createFailed
+	deadline time.Time // its context's: CreateTimeout after it started
+	refill   bool      // started for MinIdle rather than for a waiting take
+	timedOut bool      // outlived CreateTimeout: its take has failed already
 }
 
 // maintain starts the creates that waiting takers and MinIdle call for,
@@ -113,33 +114,29 @@ func (k *keeper[T]) pendingCreates() (all, refill int) {
 // so that MaxObjects holds while it runs.
 func (k *keeper[T]) startCreate(refill bool) {
 	p := k.p
+	ctx, cancel := context.WithTimeout(k.baseCtx, p.cfg.CreateTimeout)
+	deadline, _ := ctx.Deadline()
 	k.nextOp++
 	id := k.nextOp
-	k.creates[id] = &createOp{gen: k.gen, round: k.round, refill: refill}
+	k.creates[id] = &createOp{gen: k.gen, round: k.round, deadline: deadline, refill: refill}
 	k.alive++
 	k.creating++
 	p.total.Store(int32(k.alive))
 	p.stats.creating.Store(int32(k.creating))
 	p.stats.createAttempts.Add(1)
-	ctx, cancel := context.WithTimeout(k.baseCtx, p.cfg.CreateTimeout)
 	go p.create(ctx, cancel, id)
 }
 
 // create runs Factory.Create on its own goroutine and reports the result.
-// A create that outlives CreateTimeout is reported at the deadline, so the
-// take waiting for it fails on time even if Create ignores its context.
+// A create that outlives CreateTimeout is failed by the keeper at the
+// deadline (expireCreates), not by a timer of its own, whose goroutine
+// nothing would wait for.
 func (p *Pool[T]) create(ctx context.Context, cancel context.CancelFunc, id uint64) {
-	stop := context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			p.post(message{kind: msgCreateTimeout, op: id})
-		}
-	})
 	start := time.Now()
 	obj, err := p.createObj(ctx)
 	if o := p.cfg.Observer; o != nil {
 		o.ObserveCreate(time.Since(start), err)
 	}
-	stop()
 	timedOut := err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 	cancel()
 	if err == nil && p.validate {
@@ -229,15 +226,35 @@ func (k *keeper[T]) install(obj T, gen uint64) *slot {
 	}
 }
 
-// createTimedOut fails a create at CreateTimeout, whether or not Create has
-// returned, so that the take waiting for it fails on time.
-func (k *keeper[T]) createTimedOut(id uint64) {
-	op, ok := k.creates[id]
-	if !ok || op.timedOut {
+// expireCreates fails the creates that have outlived CreateTimeout without
+// returning, so that the takes waiting for them fail on time even if Create
+// ignores its context. After Close began it leaves them be: Close has
+// canceled them, and their takes have failed already.
+func (k *keeper[T]) expireCreates() {
+	if k.closing {
 		return
 	}
-	op.timedOut = true
-	k.createFailed(op, &CreateError{Err: context.DeadlineExceeded, Timeout: k.p.cfg.CreateTimeout}, true)
+	for _, op := range k.creates {
+		if !op.timedOut && !k.now.Before(op.deadline) {
+			op.timedOut = true
+			k.createFailed(op, &CreateError{Err: context.DeadlineExceeded, Timeout: k.p.cfg.CreateTimeout}, true)
+		}
+	}
+}
+
+// createDeadline returns the earliest deadline that expireCreates has yet
+// to enforce, or the zero time if there is none.
+func (k *keeper[T]) createDeadline() time.Time {
+	var next time.Time
+	if k.closing {
+		return next
+	}
+	for _, op := range k.creates {
+		if !op.timedOut {
+			next = sooner(next, op.deadline)
+		}
+	}
+	return next
 }
 
 // createFailed counts a failed create, backs off, and fails the oldest

@@ -140,15 +140,13 @@ func (k *keeper[T]) test(s *slot) {
 	p := k.p
 	obj := p.objs[s.idx]
 	ctx, cancel := context.WithTimeout(k.baseCtx, p.cfg.TestTimeout)
-	var claimed atomic.Bool // by Test returning or by the deadline: the object's next owner
+	// The keeper enforces the deadline itself, not through the context:
+	// Close cancels the context, and a test that ignores it is still
+	// bounded by TestTimeout.
+	run := &testRun{}
+	run.deadline, _ = ctx.Deadline()
+	k.tests[s.idx] = run
 	p.testing.Add(1)
-	// A timer of its own rather than the context's: Close cancels the
-	// context, and a test that ignores it is still bounded by TestTimeout.
-	deadline := time.AfterFunc(p.cfg.TestTimeout, func() {
-		if claimed.CompareAndSwap(false, true) {
-			p.testTimedOut(s)
-		}
-	})
 	go func() {
 		start := time.Now()
 		err := p.testObj(ctx, obj)
@@ -156,10 +154,12 @@ func (k *keeper[T]) test(s *slot) {
 			o.ObserveTest(time.Since(start), err)
 		}
 		p.stats.tests.Add(1)
-		deadline.Stop()
 		timedOut := err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 		cancel()
-		mine := claimed.CompareAndSwap(false, true)
+		mine := run.claimed.CompareAndSwap(false, true)
+		if t := run.timer.Load(); t != nil {
+			t.Stop()
+		}
 		p.testing.Add(-1)
 		if !mine {
 			// The deadline came first: the object is destroyed, or being
@@ -173,13 +173,71 @@ func (k *keeper[T]) test(s *slot) {
 	}()
 }
 
-// testTimedOut has the object of a test that outlived TestTimeout
-// destroyed: by the keeper, or here once the keeper has stopped.
-func (p *core) testTimedOut(s *slot) {
-	p.log.Warn("actorpool: test outlived TestTimeout; destroying the object", "slot", s.idx, "timeout", p.cfg.TestTimeout)
-	if !p.post(message{kind: msgTestTimeout, idx: s.idx}) {
-		p.destroyInline(s, causeTestTimeout)
+// A testRun is a test in flight. Its object goes to whichever claims the
+// run first: Test returning, or the deadline, which the keeper enforces
+// (expireTests) and, once Close has given up on the keeper, a timer
+// (timeTestsAlone).
+type testRun struct {
+	deadline time.Time
+	claimed  atomic.Bool
+	timer    atomic.Pointer[time.Timer] // the deadline's once the keeper has stopped
+}
+
+// expireTests takes the objects of the tests past TestTimeout from them and
+// destroys them. A test that returned first has its result on the way
+// (tested).
+func (k *keeper[T]) expireTests() {
+	for idx, run := range k.tests {
+		if k.now.Before(run.deadline) {
+			continue
+		}
+		delete(k.tests, idx)
+		if run.claimed.CompareAndSwap(false, true) {
+			k.p.logTestOutlived(idx)
+			k.destroy(idx, causeTestTimeout)
+		}
 	}
+}
+
+// testDeadline returns the earliest deadline that expireTests has yet to
+// enforce, or the zero time if there is none.
+func (k *keeper[T]) testDeadline() time.Time {
+	var next time.Time
+	for _, run := range k.tests {
+		next = sooner(next, run.deadline)
+	}
+	return next
+}
+
+// timeTestsAlone gives the deadlines of the tests still running to timers,
+// as the keeper stops for good because Close gave up: the objects of those
+// that outlive TestTimeout are destroyed at the deadline all the same.
+func (k *keeper[T]) timeTestsAlone() {
+	p := k.p
+	for idx, run := range k.tests {
+		if run.claimed.Load() {
+			continue // returned; its object is destroyed by what it reported
+		}
+		s := &p.slots[idx]
+		t := time.AfterFunc(time.Until(run.deadline), func() {
+			if run.claimed.CompareAndSwap(false, true) {
+				p.logTestOutlived(idx)
+				p.destroyInline(s, causeTestTimeout)
+			}
+		})
+		run.timer.Store(t)
+		if run.claimed.Load() {
+			// Test returned meanwhile, perhaps before the timer was
+			// there to stop.
+			t.Stop()
+		}
+	}
+}
+
+// logTestOutlived logs that a test outlived TestTimeout, and that its
+// object is being destroyed.
+func (p *core) logTestOutlived(idx int32) {
+	p.log.Warn("actorpool: test outlived TestTimeout; destroying the object", "slot", idx, "timeout", p.cfg.TestTimeout)
 }
 
 // tested takes back an object whose test returned within TestTimeout:
@@ -187,6 +245,7 @@ func (p *core) testTimedOut(s *slot) {
 func (k *keeper[T]) tested(m message) {
 	p := k.p
 	s := &p.slots[m.idx]
+	delete(k.tests, m.idx)
 	switch {
 	case m.timedOut:
 		p.log.Warn("actorpool: test timed out; destroying the object", "timeout", p.cfg.TestTimeout, "err", m.err)

@@ -22,22 +22,20 @@ import (
 type msgKind uint8
 
 const (
-	msgDemand        msgKind = iota // takers are waiting; create if there is room
-	msgWarm                         // TryAcquire found nothing; create one if there is room
-	msgCreated                      // a create returned
-	msgCreateTimeout                // a create outlived CreateTimeout
-	msgTested                       // a test returned within TestTimeout
-	msgTestTimeout                  // a test outlived TestTimeout: destroy its object
-	msgTestEnded                    // a test that outlived TestTimeout returned at last
-	msgRetire                       // destroy the object of a reserved slot
-	msgRetireIdle                   // a doomed object was made idle: retire it if it still is
-	msgDestroyed                    // a Destroy returned
-	msgHijacked                     // Lease.Hijack took a reserved slot's object: free the slot
-	msgLeak                         // a lease's ticket was collected
-	msgSweep                        // an object may have gone idle after Close swept
-	msgReload                       // Reload: retire every object; close reply when idle ones are
-	msgClose                        // Close began
-	msgAbandon                      // Close's context ended: stop now
+	msgDemand     msgKind = iota // takers are waiting; create if there is room
+	msgWarm                      // TryAcquire found nothing; create one if there is room
+	msgCreated                   // a create returned
+	msgTested                    // a test returned within TestTimeout
+	msgTestEnded                 // a test that outlived TestTimeout returned at last
+	msgRetire                    // destroy the object of a reserved slot
+	msgRetireIdle                // a doomed object was made idle: retire it if it still is
+	msgDestroyed                 // a Destroy returned
+	msgHijacked                  // Lease.Hijack took a reserved slot's object: free the slot
+	msgLeak                      // a lease's ticket was collected
+	msgSweep                     // an object may have gone idle after Close swept
+	msgReload                    // Reload: retire every object; close reply when idle ones are
+	msgClose                     // Close began
+	msgAbandon                   // Close's context ended: stop now
 )
 
 // A message is what the keeper's inbox carries: an event, and what the
@@ -46,7 +44,7 @@ type message struct {
 	kind     msgKind
 	idx      int32
 	gen      uint32 // ticket generation, for msgLeak
-	op       uint64 // create id, for msgCreated and msgCreateTimeout
+	op       uint64 // create id, for msgCreated
 	obj      any    // the new object, for msgCreated
 	err      error
 	timedOut bool
@@ -74,8 +72,9 @@ type keeper[T any] struct {
 	baseCtx  context.Context // parent of create and test contexts; canceled by Close
 	cancel   context.CancelFunc
 	now      time.Time
-	tick     time.Duration // housekeeping period
-	testable bool          // ValidationInterval is set and the factory has a Test
+	tick     time.Duration      // housekeeping period
+	testable bool               // ValidationInterval is set and the factory has a Test
+	tests    map[int32]*testRun // by slot: the tests in flight, whose deadlines the keeper enforces
 	nextRun  time.Time
 	timer    *time.Timer
 }
@@ -87,6 +86,7 @@ func newKeeper[T any](p *Pool[T]) *keeper[T] {
 		p:       p,
 		free:    make([]int32, 0, len(p.slots)),
 		creates: make(map[uint64]*createOp),
+		tests:   make(map[int32]*testRun),
 		tick:    housekeepingPeriod(p.cfg),
 	}
 	k.testable = p.cfg.ValidationInterval > 0 && p.tester != nil
@@ -126,6 +126,8 @@ func (k *keeper[T]) run() {
 			}
 			k.handle(m)
 		}
+		k.expireCreates()
+		k.expireTests()
 		if !k.now.Before(k.nextRun) {
 			k.housekeep()
 			k.nextRun = k.now.Add(k.tick)
@@ -140,15 +142,20 @@ func (k *keeper[T]) run() {
 }
 
 // arm sets the timer for the next thing the keeper must do unprompted: a
-// housekeeping sweep while objects are alive, a create after backoff.
+// housekeeping sweep while objects are alive, a create after backoff, the
+// deadline of a create or a test. The deadlines are the keeper's rather
+// than timers of their own, so that no goroutine a timer starts can outlive
+// Close.
 func (k *keeper[T]) arm() {
 	var next time.Time
 	if k.alive > 0 || k.p.cfg.MinIdle > 0 || k.p.cfg.MinObjects > 0 {
 		next = k.nextRun
 	}
-	if k.failures > 0 && k.retryAt.After(k.now) && (next.IsZero() || k.retryAt.Before(next)) {
-		next = k.retryAt
+	if k.failures > 0 && k.retryAt.After(k.now) {
+		next = sooner(next, k.retryAt)
 	}
+	next = sooner(next, k.createDeadline())
+	next = sooner(next, k.testDeadline())
 	if next.IsZero() {
 		k.timer.Stop()
 		return
@@ -166,12 +173,8 @@ func (k *keeper[T]) handle(m message) {
 		k.warm = true
 	case msgCreated:
 		k.created(m)
-	case msgCreateTimeout:
-		k.createTimedOut(m.op)
 	case msgTested:
 		k.tested(m)
-	case msgTestTimeout:
-		k.destroy(m.idx, causeTestTimeout)
 	case msgTestEnded:
 		// Nothing to do but see whether Close is done.
 	case msgRetire:
@@ -197,4 +200,12 @@ func (k *keeper[T]) handle(m message) {
 	case msgClose:
 		k.close()
 	}
+}
+
+// sooner returns the earlier of a and b, the zero time standing for none.
+func sooner(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
