@@ -5,7 +5,8 @@
 // A file declares named pools under "pools" and named actors under
 // "actors". Every setting of [actorpool.Config] and [actor.Config] that is
 // not code has a key; durations are written as Go durations, such as 5s,
-// 250ms or 1h30m:
+// 250ms or 1h30m, and numbers and booleans without quotes, as YAML reads
+// them: "8" is a string, and refused where a number is wanted:
 //
 //	pools:
 //	  redis:

@@ -333,6 +333,11 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
+// quoted reports whether scalar n is written in quotes.
+func quoted(n *yaml.Node) bool {
+	return n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0
+}
+
 // checkName returns the rule a pool's or actor's name breaks, or "". Names
 // appear in environment variables and metric labels, so they are kept to
 // what reads well in both.
@@ -446,6 +451,15 @@ func settingsOf[C any](p *parser, m *yaml.Node, path string, settings []setting[
 		}
 		at.value = &value.Value
 		e.from[s.goName] = at
+		if rule := s.typ.check(value); rule != "" {
+			e.bad[s.goName] = true
+			written := value.Value
+			if quoted(value) {
+				written = strconv.Quote(written) // the quotes are what is wrong: show them
+			}
+			p.problem(at, field, &written, rule)
+			return
+		}
 		if rule := s.parse(c, value.Value); rule != "" {
 			e.bad[s.goName] = true
 			p.problem(at, field, &value.Value, rule)

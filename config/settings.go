@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/actor"
 )
@@ -21,6 +23,10 @@ type setting[C any] struct {
 	// parse sets the field from its written value, or returns the rule
 	// the value breaks.
 	parse func(c *C, value string) (rule string)
+	// typ is what YAML must read a file's value as, for a number or a
+	// boolean; nil for a setting whose values are strings, such as a
+	// duration.
+	typ *yamlType
 	// sub holds the settings of a nested mapping, such as backoff's.
 	sub []setting[C]
 }
@@ -63,8 +69,40 @@ var actorSettings = []setting[Actor]{
 	durationSetting("heartbeat", "Heartbeat", func(a *Actor) *time.Duration { return &a.Heartbeat }),
 }
 
+// A yamlType is what YAML must read a setting's value as in a file, for a
+// number or a boolean: a quoted "8" is a string to YAML and to every
+// program that reads the file with it, and taking it for a number would
+// hide a mistake, such as a value meant for another setting. A plain value
+// is left to the setting's parse, whose syntax is YAML's; a tagged one,
+// such as !!str 8, must have one of tags. A value of any other type breaks
+// rule.
+type yamlType struct {
+	tags []string
+	rule string
+}
+
+var (
+	wholeNumber = &yamlType{[]string{"!!int"}, "must be a whole number, such as 8"}
+	number      = &yamlType{[]string{"!!int", "!!float"}, "must be a number, such as 0.2"}
+	trueOrFalse = &yamlType{[]string{"!!bool"}, "must be true or false"}
+)
+
+// check returns the rule that the scalar n breaks by its YAML type, or "".
+func (t *yamlType) check(n *yaml.Node) string {
+	switch {
+	case t == nil:
+	case n.Style&yaml.TaggedStyle != 0:
+		if !slices.Contains(t.tags, n.ShortTag()) {
+			return t.rule + ", not a value tagged " + n.Tag
+		}
+	case quoted(n):
+		return t.rule + ", not a string: write it without quotes"
+	}
+	return ""
+}
+
 func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {
-	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+	return setting[C]{key: key, goName: goName, typ: wholeNumber, parse: func(c *C, v string) string {
 		// Base 0 accepts what YAML does for integers: 1_000, 0x10.
 		n, err := strconv.ParseInt(v, 0, strconv.IntSize)
 		if errors.Is(err, strconv.ErrRange) {
@@ -74,7 +112,7 @@ func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {
 			return fmt.Sprintf("is out of range: must not exceed %d", math.MaxInt)
 		}
 		if err != nil {
-			return "must be a whole number, such as 8"
+			return wholeNumber.rule
 		}
 		*field(c) = int(n)
 		return ""
@@ -105,21 +143,21 @@ func durationSetting[C any](key, goName string, field func(*C) *time.Duration) s
 var durationSyntax = regexp.MustCompile(`^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
 
 func boolSetting[C any](key, goName string, field func(*C) *bool) setting[C] {
-	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+	return setting[C]{key: key, goName: goName, typ: trueOrFalse, parse: func(c *C, v string) string {
 		switch strings.ToLower(v) {
 		case "true":
 			*field(c) = true
 		case "false":
 			*field(c) = false
 		default:
-			return "must be true or false"
+			return trueOrFalse.rule
 		}
 		return ""
 	}}
 }
 
 func floatSetting[C any](key, goName string, field func(*C) *float64) setting[C] {
-	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+	return setting[C]{key: key, goName: goName, typ: number, parse: func(c *C, v string) string {
 		f, err := strconv.ParseFloat(v, 64)
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
 			// A number, but too large for one, as intSetting says.
@@ -129,7 +167,7 @@ func floatSetting[C any](key, goName string, field func(*C) *float64) setting[C]
 			return fmt.Sprintf("is out of range: must not exceed %v", math.MaxFloat64)
 		}
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return "must be a number, such as 0.2"
+			return number.rule
 		}
 		*field(c) = f
 		return ""
