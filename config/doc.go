@@ -24,6 +24,9 @@
 //	    lease: 10s   # a durable actor's
 //	    heartbeat: 2s
 //
+// A number must not start with 0, as 010 does, which YAML 1.1 reads as
+// octal and YAML 1.2 as decimal: write 10, or 0o10 for octal.
+//
 // A YAML merge key (<<: *anchor) shares settings between entries.
 //
 // # Environment overrides

@@ -103,7 +103,10 @@ func (t *yamlType) check(n *yaml.Node) string {
 
 func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {
 	return setting[C]{key: key, goName: goName, typ: wholeNumber, parse: func(c *C, v string) string {
-		// Base 0 accepts what YAML does for integers: 1_000, 0x10.
+		if leadingZero.MatchString(v) {
+			return leadingZeroRule(v, true)
+		}
+		// Base 0 reads what YAML does for integers: 1_000, 0x10, 0o10.
 		n, err := strconv.ParseInt(v, 0, strconv.IntSize)
 		if errors.Is(err, strconv.ErrRange) {
 			if strings.HasPrefix(v, "-") {
@@ -117,6 +120,32 @@ func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {
 		*field(c) = int(n)
 		return ""
 	}}
+}
+
+// leadingZero matches an integer written with a leading zero, such as
+// 010: YAML 1.1, and yaml.v3 with it, reads it as octal, 8, and YAML 1.2 as
+// 10. Either reading would surprise those who expect the other, so it is
+// refused, and the rule offers the spellings that cannot be misread.
+var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+
+// leadingZeroRule is the rule that v, matched by leadingZero, breaks. It
+// offers v in octal, such as 0o10, only if octal reports that the setting
+// reads it.
+func leadingZeroRule(v string, octal bool) string {
+	sign, digits := "", v
+	if v[0] == '-' || v[0] == '+' {
+		sign, digits = v[:1], v[1:]
+	}
+	digits = strings.TrimLeft(digits, "0_")
+	if digits == "" {
+		digits = "0"
+	}
+	rule := fmt.Sprintf("must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write %s%s", sign, digits)
+	// 0o7 is 7: offered only where it differs.
+	if octal && strings.Trim(digits, "01234567_") == "" && len(strings.ReplaceAll(digits, "_", "")) > 1 {
+		rule += fmt.Sprintf(", or %s0o%s for octal", sign, digits)
+	}
+	return rule
 }
 
 func durationSetting[C any](key, goName string, field func(*C) *time.Duration) setting[C] {
@@ -158,6 +187,9 @@ func boolSetting[C any](key, goName string, field func(*C) *bool) setting[C] {
 
 func floatSetting[C any](key, goName string, field func(*C) *float64) setting[C] {
 	return setting[C]{key: key, goName: goName, typ: number, parse: func(c *C, v string) string {
+		if leadingZero.MatchString(v) {
+			return leadingZeroRule(v, false) // 010 is an integer to YAML, read as 8
+		}
 		f, err := strconv.ParseFloat(v, 64)
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
 			// A number, but too large for one, as intSetting says.

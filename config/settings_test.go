@@ -85,3 +85,52 @@ func TestNumbersAreNotStrings(t *testing.T) {
 		})
 	}
 }
+
+// TestLeadingZeros: YAML 1.1, and yaml.v3 with it, reads 010 as octal, 8;
+// YAML 1.2 reads it as 10. Before the fix workers: 010 gave 8 workers and
+// multiplier: 010 a multiplier of 10, one file read two ways. A leading
+// zero is refused, in the file and in a variable, with the spellings that
+// mean one number: 10, or 0o10 for octal.
+func TestLeadingZeros(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		env       []string
+		want      string
+	}{
+		{"octal-looking", "actors:\n  a:\n    workers: 010\n", nil,
+			"f.yaml:3:14: actors.a.workers = 010: must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write 10, or 0o10 for octal"},
+		{"a file mode", "actors:\n  a:\n    capacity: 0755\n", nil,
+			"f.yaml:3:15: actors.a.capacity = 0755: must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write 755, or 0o755 for octal"},
+		{"negative", "pools:\n  a:\n    max_objects: 1\n    max_queue_size: -0_10\n", nil,
+			"f.yaml:4:21: pools.a.max_queue_size = -0_10: must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write -10, or -0o10 for octal"},
+		{"not octal", "actors:\n  a:\n    workers: 09\n", nil,
+			"f.yaml:3:14: actors.a.workers = 09: must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write 9"},
+		{"one digit", "actors:\n  a:\n    workers: 07\n", nil,
+			"f.yaml:3:14: actors.a.workers = 07: must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write 7"},
+		{"zeros", "actors:\n  a:\n    workers: 00\n", nil,
+			"f.yaml:3:14: actors.a.workers = 00: must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write 0"},
+		{"number", "actors:\n  a:\n    max_attempts: 2\n    backoff: {multiplier: 010}\n", nil,
+			"f.yaml:4:27: actors.a.backoff.multiplier = 010: must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write 10"},
+		{"variable", "actors:\n  a:\n    workers: 2\n", []string{"ACTORPOOL_ACTOR_A_WORKERS=010"},
+			"f.yaml:3:14: $ACTORPOOL_ACTOR_A_WORKERS: actors.a.workers = 010: must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write 10, or 0o10 for octal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := problemsOf(t, tt.doc, tt.env...); got != tt.want {
+				t.Errorf("problems:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+
+	// What reads one way only is taken.
+	f, err := Parse("f.yaml", []byte("actors:\n  a:\n    workers: 0o10\n    capacity: 0x10\n    max_attempts: 0\n  b:\n    max_attempts: 2\n    backoff: {multiplier: 01.5, jitter: 0.5}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := f.Actor("a"); a.Workers != 8 || a.Capacity != 16 {
+		t.Errorf("workers: 0o10, capacity: 0x10 gave %d and %d, want 8 and 16", a.Workers, a.Capacity)
+	}
+	if b, _ := f.Actor("b"); b.Backoff.Multiplier != 1.5 || b.Backoff.Jitter != 0.5 {
+		t.Errorf("multiplier: 01.5, jitter: 0.5 gave %v and %v", b.Backoff.Multiplier, b.Backoff.Jitter)
+	}
+}
