@@ -7,29 +7,63 @@ import (
 )
 
 // TestOutOfRangeValues checks the rule given for a number or a duration
-// too large for its field: it says so and what the largest is, rather than
-// that the value is not a number or has no unit.
+// too far from zero for its field's type: the field's own range where it
+// has one, as for a value its type holds, and the type's where that is all
+// there is. Before the fix every such value got its type's, int64's or
+// float64's, range: max_objects "must not exceed 9223372036854775807"
+// rather than "must be between 1 and 1048576", jitter "must not be below
+// -1.79e+308" rather than "must be between 0 and 1". Another setting's
+// rule that names the value names it as written, not as the nearest the
+// type holds.
 func TestOutOfRangeValues(t *testing.T) {
-	tests := []struct{ doc, want string }{
-		{"actors:\n  a:\n    capacity: 99999999999999999999\n",
-			"f.yaml:3:15: actors.a.capacity = 99999999999999999999: is out of range: must not exceed 9223372036854775807"},
-		{"actors:\n  a:\n    capacity: -99999999999999999999\n",
-			"f.yaml:3:15: actors.a.capacity = -99999999999999999999: is out of range: must not be below -9223372036854775808"},
-		{"actors:\n  a:\n    timeout: 3000000h\n",
+	const big, small = "99999999999999999999", "-99999999999999999999"
+	tests := []struct {
+		name, doc string
+		env       []string
+		want      string
+	}{
+		{"bounded above", "pools:\n  a:\n    max_objects: " + big + "\n", nil,
+			"f.yaml:3:18: pools.a.max_objects = " + big + ": must be between 1 and 1048576"},
+		{"bounded below", "pools:\n  a:\n    max_objects: " + small + "\n", nil,
+			"f.yaml:3:18: pools.a.max_objects = " + small + ": must be between 1 and 1048576"},
+		{"workers", "actors:\n  a:\n    workers: " + big + "\n", nil,
+			"f.yaml:3:14: actors.a.workers = " + big + ": must not exceed 1048576: the workers are goroutines, started as they are needed"},
+		{"capacity", "actors:\n  a:\n    capacity: " + big + "\n", nil,
+			"f.yaml:3:15: actors.a.capacity = " + big + ": must not exceed 16777216: a bounded mailbox is allocated whole when the actor starts (zero means unbounded)"},
+		{"not negative", "actors:\n  a:\n    capacity: " + small + "\n", nil,
+			"f.yaml:3:15: actors.a.capacity = " + small + ": must not be negative (zero means unbounded)"},
+		{"bounded by another", "pools:\n  a:\n    max_objects: 4\n    min_idle: " + big + "\n", nil,
+			"f.yaml:4:15: pools.a.min_idle = " + big + ": must not exceed max_objects (4)"},
+		{"unbounded", "pools:\n  a:\n    max_objects: 1\n    max_queue_size: " + big + "\n", nil,
+			"f.yaml:4:21: pools.a.max_queue_size = " + big + ": is out of range: must not exceed 9223372036854775807"},
+		{"variable", "pools:\n  a:\n    max_objects: 1\n", []string{"ACTORPOOL_POOL_A_MAX_OBJECTS=" + big},
+			"f.yaml:3:18: $ACTORPOOL_POOL_A_MAX_OBJECTS: pools.a.max_objects = " + big + ": must be between 1 and 1048576"},
+		{"variable, unbounded", "pools:\n  a:\n    max_objects: 1\n", []string{"ACTORPOOL_POOL_A_MAX_QUEUE_SIZE=" + big},
+			"f.yaml:2:3: $ACTORPOOL_POOL_A_MAX_QUEUE_SIZE: pools.a.max_queue_size = " + big + ": is out of range: must not exceed 9223372036854775807"},
+		{"replaced by a variable", "pools:\n  a:\n    max_objects: " + big + "\n", []string{"ACTORPOOL_POOL_A_MAX_OBJECTS=2"}, ""},
+		{"duration, unbounded", "actors:\n  a:\n    timeout: 3000000h\n", nil,
 			"f.yaml:3:14: actors.a.timeout = 3000000h: is out of range: must not exceed 2562047h47m16.854775807s"},
-		{"actors:\n  a:\n    timeout: -3000000h\n",
-			"f.yaml:3:14: actors.a.timeout = -3000000h: is out of range: must not be below -2562047h47m16.854775808s"},
-		{"actors:\n  a:\n    max_attempts: 2\n    backoff: {multiplier: 1e400}\n",
+		{"duration, not negative", "actors:\n  a:\n    timeout: -3000000h\n", nil,
+			"f.yaml:3:14: actors.a.timeout = -3000000h: must not be negative (zero means no timeout)"},
+		{"duration, bounded by another", "actors:\n  a:\n    heartbeat: 3000000h\n", nil,
+			"f.yaml:3:16: actors.a.heartbeat = 3000000h: must not exceed half the lease (5s), so that a lease is renewed before it runs out"},
+		{"named in another's rule", "actors:\n  a:\n    max_attempts: " + small + "\n    backoff: {initial: 1s}\n", nil,
+			"f.yaml:3:19: actors.a.max_attempts = " + small + ": must not be negative (zero means one)\n" +
+				"f.yaml:4:5: actors.a.backoff: must be zero unless max_attempts is more than 1 (it is " + small + "): no task is retried"},
+		{"duration named in another's rule", "actors:\n  a:\n    lease: 3000000h\n    heartbeat: 3000000h\n", nil,
+			"f.yaml:3:12: actors.a.lease = 3000000h: is out of range: must not exceed 2562047h47m16.854775807s\n" +
+				"f.yaml:4:16: actors.a.heartbeat = 3000000h: must not exceed half the lease (3000000h), so that a lease is renewed before it runs out"},
+		{"number, unbounded", "actors:\n  a:\n    max_attempts: 2\n    backoff: {multiplier: 1e400}\n", nil,
 			"f.yaml:4:27: actors.a.backoff.multiplier = 1e400: is out of range: must not exceed 1.7976931348623157e+308"},
-		{"actors:\n  a:\n    max_attempts: 2\n    backoff: {jitter: -1e400}\n",
-			"f.yaml:4:23: actors.a.backoff.jitter = -1e400: is out of range: must not be below -1.7976931348623157e+308"},
+		{"number, bounded", "actors:\n  a:\n    max_attempts: 2\n    backoff: {jitter: -1e400}\n", nil,
+			"f.yaml:4:23: actors.a.backoff.jitter = -1e400: must be between 0 and 1"},
 	}
 	for _, tt := range tests {
-		_, err := Parse("f.yaml", []byte(tt.doc), nil)
-		var cerr *Error
-		if !errors.As(err, &cerr) || len(cerr.Problems) != 1 || cerr.Problems[0].Error() != tt.want {
-			t.Errorf("Parse(%q) = %v\nwant the problem %s", tt.doc, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := problemsOf(t, tt.doc, tt.env...); got != tt.want {
+				t.Errorf("problems:\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
 	}
 }
 
