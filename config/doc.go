@@ -5,7 +5,8 @@
 // A file declares named pools under "pools" and named actors under
 // "actors". Every setting of [actorpool.Config] and [actor.Config] that is
 // not code has a key; durations are written as Go durations, such as 5s,
-// 250ms or 1h30m:
+// 250ms or 1h30m, and numbers and booleans without quotes, as YAML reads
+// them: "8" is a string, and refused where a number is wanted:
 //
 //	pools:
 //	  redis:
@@ -22,6 +23,9 @@
 //	    backoff: {initial: 100ms, max: 5s, multiplier: 2, jitter: 0.2}
 //	    lease: 10s   # a durable actor's
 //	    heartbeat: 2s
+//
+// A number must not start with 0, as 010 does, which YAML 1.1 reads as
+// octal and YAML 1.2 as decimal: write 10, or 0o10 for octal.
 //
 // A YAML merge key (<<: *anchor) shares settings between entries.
 //

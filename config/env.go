@@ -78,7 +78,11 @@ func (p *parser) override() {
 			at.value = &value
 			e.from[s.goName] = at
 			e.bad[s.goName] = false
-			if rule := s.set(value); rule != "" {
+			delete(e.outOfRange, s.goName)
+			switch rule, nearest := s.set(value); {
+			case nearest != "":
+				e.outOfRange[s.goName] = outOfRange{rule, nearest}
+			case rule != "":
 				e.bad[s.goName] = true
 				p.problem(at, join(e.path, s.path), &value, rule)
 			}

@@ -333,6 +333,11 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
+// quoted reports whether scalar n is written in quotes.
+func quoted(n *yaml.Node) bool {
+	return n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0
+}
+
 // checkName returns the rule a pool's or actor's name breaks, or "". Names
 // appear in environment variables and metric labels, so they are kept to
 // what reads well in both.
@@ -366,24 +371,35 @@ type entry struct {
 	bad   map[string]bool // Go names of settings whose value did not parse
 	envs  []envSetting
 	check func() // validates the entry and adds it to the file
+
+	// outOfRange holds, by Go name, the settings whose value is too far
+	// from zero for their type.
+	outOfRange map[string]outOfRange
+}
+
+// An outOfRange is a setting's value too far from zero for its type, for
+// which the field holds the nearest value the type does.
+type outOfRange struct {
+	rule    string // the type's range: the rule if Validate finds none of the field's
+	nearest string // the value the field holds, as Validate writes it
 }
 
 // An envSetting is a setting that a variable can override.
 type envSetting struct {
 	path, goName string // "backoff.initial", "Backoff.Initial"
-	set          func(value string) (rule string)
+	set          func(value string) (rule, nearest string)
 }
 
 func envSettings[C any](all []leaf[C], c *C) []envSetting {
 	out := make([]envSetting, len(all))
 	for i, l := range all {
-		out[i] = envSetting{l.path, l.goName, func(v string) string { return l.parse(c, v) }}
+		out[i] = envSetting{l.path, l.goName, func(v string) (string, string) { return l.parse(c, v) }}
 	}
 	return out
 }
 
 func (p *parser) pool(key, value *yaml.Node) {
-	e := &entry{kind: "POOL", key: key, path: join("pools", key.Value), from: origins{}, bad: map[string]bool{}}
+	e := &entry{kind: "POOL", key: key, path: join("pools", key.Value), from: origins{}, bad: map[string]bool{}, outOfRange: map[string]outOfRange{}}
 	cfg := &actorpool.Config{Name: key.Value}
 	settingsOf(p, value, e.path, poolSettings, cfg, e)
 	e.envs = envSettings(leaves(poolSettings, ""), cfg)
@@ -395,7 +411,7 @@ func (p *parser) pool(key, value *yaml.Node) {
 }
 
 func (p *parser) actor(key, value *yaml.Node) {
-	e := &entry{kind: "ACTOR", key: key, path: join("actors", key.Value), from: origins{}, bad: map[string]bool{}}
+	e := &entry{kind: "ACTOR", key: key, path: join("actors", key.Value), from: origins{}, bad: map[string]bool{}, outOfRange: map[string]outOfRange{}}
 	a := &Actor{Name: key.Value, Line: key.Line}
 	settingsOf(p, value, e.path, actorSettings, a, e)
 	e.envs = envSettings(leaves(actorSettings, ""), a)
@@ -446,7 +462,19 @@ func settingsOf[C any](p *parser, m *yaml.Node, path string, settings []setting[
 		}
 		at.value = &value.Value
 		e.from[s.goName] = at
-		if rule := s.parse(c, value.Value); rule != "" {
+		if rule := s.typ.check(value); rule != "" {
+			e.bad[s.goName] = true
+			written := value.Value
+			if quoted(value) {
+				written = strconv.Quote(written) // the quotes are what is wrong: show them
+			}
+			p.problem(at, field, &written, rule)
+			return
+		}
+		switch rule, nearest := s.parse(c, value.Value); {
+		case nearest != "":
+			e.outOfRange[s.goName] = outOfRange{rule, nearest}
+		case rule != "":
 			e.bad[s.goName] = true
 			p.problem(at, field, &value.Value, rule)
 		}

@@ -183,6 +183,11 @@ func TestProblems(t *testing.T) {
 			want: []string{"f.yaml:1: the file is empty: declare pools under \"pools:\" and actors under \"actors:\""},
 		},
 		{
+			name: "only comments",
+			doc:  "# pools:\n#   a: {max_objects: 1}\n",
+			want: []string{"f.yaml:1: the file is empty: declare pools under \"pools:\" and actors under \"actors:\""},
+		},
+		{
 			name: "nothing declared",
 			doc:  "pools:\nactors: {}\n",
 			want: []string{"f.yaml:1:1: the file declares no pools and no actors"},
@@ -224,6 +229,11 @@ func TestProblems(t *testing.T) {
 			name: "setting given twice",
 			doc:  "pools:\n  a:\n    max_objects: 1\n    max_objects: 2\n",
 			want: []string{"f.yaml:4:5: pools.a.max_objects: is given twice (first on line 3)"},
+		},
+		{
+			name: "nested setting given twice, in JSON",
+			doc:  `{"actors": {"a": {"max_attempts": 2, "backoff": {"max": "1s", "max": "2s"}}}}`,
+			want: []string{`f.yaml:1:63: actors.a.backoff.max: is given twice (first on line 1)`},
 		},
 		{
 			name: "misspelt setting",
@@ -315,6 +325,15 @@ actors:
 			want: []string{
 				"f.yaml:2:3: $ACTORPOOL_POOL_A_MIN_IDLE: pools.a.min_idle = 2: must not exceed max_objects (1)",
 				"f.yaml:3:18: $ACTORPOOL_POOL_A_MAX_OBJECTS: pools.a.max_objects = lots: must be a whole number, such as 8",
+			},
+		},
+		{
+			name: "override without a unit or with a negative duration",
+			doc:  "actors:\n  a:\n    timeout: 1s\n",
+			env:  []string{"ACTORPOOL_ACTOR_A_TIMEOUT=5", "ACTORPOOL_ACTOR_A_GRACE=-1s"},
+			want: []string{
+				"f.yaml:2:3: $ACTORPOOL_ACTOR_A_GRACE: actors.a.grace = -1s: must not be negative (zero means the default, 1s)",
+				"f.yaml:3:14: $ACTORPOOL_ACTOR_A_TIMEOUT: actors.a.timeout = 5: must be a duration with a unit, such as 5s, 250ms or 1m30s",
 			},
 		},
 		{

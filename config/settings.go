@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/actorpool/actorpool"
 	"github.com/actorpool/actorpool/actor"
 )
@@ -19,8 +21,17 @@ type setting[C any] struct {
 	key    string // as written in the file, such as "max_objects"
 	goName string // the Go field, as Validate names it, such as "MaxObjects"
 	// parse sets the field from its written value, or returns the rule
-	// the value breaks.
-	parse func(c *C, value string) (rule string)
+	// the value breaks. A number too far from zero for the field's type
+	// sets the field to the nearest that the type holds, and returns the
+	// type's range and that nearest value as Validate writes it: the
+	// field's own rules, which Validate checks, say more — max_objects
+	// "must be between 1 and 1048576" — and the type's range is the rule
+	// only where they find nothing wrong.
+	parse func(c *C, value string) (rule, nearest string)
+	// typ is what YAML must read a file's value as, for a number or a
+	// boolean; nil for a setting whose values are strings, such as a
+	// duration.
+	typ *yamlType
 	// sub holds the settings of a nested mapping, such as backoff's.
 	sub []setting[C]
 }
@@ -63,39 +74,106 @@ var actorSettings = []setting[Actor]{
 	durationSetting("heartbeat", "Heartbeat", func(a *Actor) *time.Duration { return &a.Heartbeat }),
 }
 
+// A yamlType is what YAML must read a setting's value as in a file, for a
+// number or a boolean: a quoted "8" is a string to YAML and to every
+// program that reads the file with it, and taking it for a number would
+// hide a mistake, such as a value meant for another setting. A plain value
+// is left to the setting's parse, whose syntax is YAML's; a tagged one,
+// such as !!str 8, must have one of tags. A value of any other type breaks
+// rule.
+type yamlType struct {
+	tags []string
+	rule string
+}
+
+var (
+	wholeNumber = &yamlType{[]string{"!!int"}, "must be a whole number, such as 8"}
+	number      = &yamlType{[]string{"!!int", "!!float"}, "must be a number, such as 0.2"}
+	trueOrFalse = &yamlType{[]string{"!!bool"}, "must be true or false"}
+)
+
+// check returns the rule that the scalar n breaks by its YAML type, or "".
+func (t *yamlType) check(n *yaml.Node) string {
+	switch {
+	case t == nil:
+	case n.Style&yaml.TaggedStyle != 0:
+		if !slices.Contains(t.tags, n.ShortTag()) {
+			return t.rule + ", not a value tagged " + n.Tag
+		}
+	case quoted(n):
+		return t.rule + ", not a string: write it without quotes"
+	}
+	return ""
+}
+
 func intSetting[C any](key, goName string, field func(*C) *int) setting[C] {
-	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
-		// Base 0 accepts what YAML does for integers: 1_000, 0x10.
+	return setting[C]{key: key, goName: goName, typ: wholeNumber, parse: func(c *C, v string) (string, string) {
+		if leadingZero.MatchString(v) {
+			return leadingZeroRule(v, true), ""
+		}
+		// Base 0 reads what YAML does for integers: 1_000, 0x10, 0o10.
 		n, err := strconv.ParseInt(v, 0, strconv.IntSize)
 		if errors.Is(err, strconv.ErrRange) {
-			if strings.HasPrefix(v, "-") {
-				return fmt.Sprintf("is out of range: must not be below %d", math.MinInt)
+			*field(c) = int(n) // the nearest int
+			if n < 0 {
+				return fmt.Sprintf("is out of range: must not be below %d", n), fmt.Sprint(n)
 			}
-			return fmt.Sprintf("is out of range: must not exceed %d", math.MaxInt)
+			return fmt.Sprintf("is out of range: must not exceed %d", n), fmt.Sprint(n)
 		}
 		if err != nil {
-			return "must be a whole number, such as 8"
+			return wholeNumber.rule, ""
 		}
 		*field(c) = int(n)
-		return ""
+		return "", ""
 	}}
 }
 
+// leadingZero matches an integer written with a leading zero, such as
+// 010: YAML 1.1, and yaml.v3 with it, reads it as octal, 8, and YAML 1.2 as
+// 10. Either reading would surprise those who expect the other, so it is
+// refused, and the rule offers the spellings that cannot be misread.
+var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+
+// leadingZeroRule is the rule that v, matched by leadingZero, breaks. It
+// offers v in octal, such as 0o10, only if octal reports that the setting
+// reads it.
+func leadingZeroRule(v string, octal bool) string {
+	sign, digits := "", v
+	if v[0] == '-' || v[0] == '+' {
+		sign, digits = v[:1], v[1:]
+	}
+	digits = strings.TrimLeft(digits, "0_")
+	if digits == "" {
+		digits = "0"
+	}
+	rule := fmt.Sprintf("must not start with 0, which marks octal in YAML 1.1 but not in 1.2: write %s%s", sign, digits)
+	// 0o7 is 7: offered only where it differs.
+	if octal && strings.Trim(digits, "01234567_") == "" && len(strings.ReplaceAll(digits, "_", "")) > 1 {
+		rule += fmt.Sprintf(", or %s0o%s for octal", sign, digits)
+	}
+	return rule
+}
+
 func durationSetting[C any](key, goName string, field func(*C) *time.Duration) setting[C] {
-	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) (string, string) {
 		d, err := time.ParseDuration(v)
 		if err != nil && durationSyntax.MatchString(v) {
 			// Written as a duration, but too long for one.
+			d = math.MaxInt64
 			if strings.HasPrefix(v, "-") {
-				return "is out of range: must not be below " + time.Duration(math.MinInt64).String()
+				d = math.MinInt64
 			}
-			return "is out of range: must not exceed " + time.Duration(math.MaxInt64).String()
+			*field(c) = d
+			if d < 0 {
+				return "is out of range: must not be below " + d.String(), d.String()
+			}
+			return "is out of range: must not exceed " + d.String(), d.String()
 		}
 		if err != nil {
-			return "must be a duration with a unit, such as 5s, 250ms or 1m30s"
+			return "must be a duration with a unit, such as 5s, 250ms or 1m30s", ""
 		}
 		*field(c) = d
-		return ""
+		return "", ""
 	}}
 }
 
@@ -105,34 +183,40 @@ func durationSetting[C any](key, goName string, field func(*C) *time.Duration) s
 var durationSyntax = regexp.MustCompile(`^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
 
 func boolSetting[C any](key, goName string, field func(*C) *bool) setting[C] {
-	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+	return setting[C]{key: key, goName: goName, typ: trueOrFalse, parse: func(c *C, v string) (string, string) {
 		switch strings.ToLower(v) {
 		case "true":
 			*field(c) = true
 		case "false":
 			*field(c) = false
 		default:
-			return "must be true or false"
+			return trueOrFalse.rule, ""
 		}
-		return ""
+		return "", ""
 	}}
 }
 
 func floatSetting[C any](key, goName string, field func(*C) *float64) setting[C] {
-	return setting[C]{key: key, goName: goName, parse: func(c *C, v string) string {
+	return setting[C]{key: key, goName: goName, typ: number, parse: func(c *C, v string) (string, string) {
+		if leadingZero.MatchString(v) {
+			return leadingZeroRule(v, false), "" // 010 is an integer to YAML, read as 8
+		}
 		f, err := strconv.ParseFloat(v, 64)
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0) {
-			// A number, but too large for one, as intSetting says.
+			// A number, but too large for one, as intSetting says; the
+			// nearest float64 is finite, as Validate expects.
+			f = math.Copysign(math.MaxFloat64, f)
+			*field(c) = f
 			if f < 0 {
-				return fmt.Sprintf("is out of range: must not be below %v", -math.MaxFloat64)
+				return fmt.Sprintf("is out of range: must not be below %v", f), fmt.Sprint(f)
 			}
-			return fmt.Sprintf("is out of range: must not exceed %v", math.MaxFloat64)
+			return fmt.Sprintf("is out of range: must not exceed %v", f), fmt.Sprint(f)
 		}
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return "must be a number, such as 0.2"
+			return number.rule, ""
 		}
 		*field(c) = f
-		return ""
+		return "", ""
 	}}
 }
 
@@ -148,21 +232,21 @@ var overflowNames = []struct {
 	{[]string{"drop-newest", "drop_newest", "drop newest"}, actor.OverflowDropNewest},
 }
 
-func parseOverflow(a *Actor, v string) string {
+func parseOverflow(a *Actor, v string) (string, string) {
 	for _, o := range overflowNames {
 		if slices.Contains(o.names, strings.ToLower(v)) {
 			a.Overflow = o.policy
-			return ""
+			return "", ""
 		}
 	}
-	return "must be one of block, reject, drop-oldest, drop-newest"
+	return "must be one of block, reject, drop-oldest, drop-newest", ""
 }
 
 // A leaf is a setting with a value, flattened out of its nesting.
 type leaf[C any] struct {
 	path   string // "backoff.initial"
 	goName string
-	parse  func(c *C, value string) string
+	parse  func(c *C, value string) (rule, nearest string)
 }
 
 func leaves[C any](settings []setting[C], prefix string) []leaf[C] {
