@@ -21,6 +21,10 @@ import (
 type Admin struct {
 	js     jetstream.JetStream
 	prefix string
+	// deleting, when set, runs as Delete is about to delete the message
+	// at seq, having found it not yet delivered: a test has a worker
+	// take it there.
+	deleting func(seq uint64)
 }
 
 // NewAdmin returns an Admin of the actors under prefix ("" for
@@ -193,11 +197,21 @@ func (ad *Admin) workState(ctx context.Context, l layout) (jetstream.Stream, uin
 	if err != nil {
 		return nil, 0, unknown(l, err)
 	}
-	c, err := st.Consumer(ctx, consumerRun)
+	delivered, err := runDelivered(ctx, st)
 	if err != nil {
 		return nil, 0, unknown(l, err)
 	}
-	return st, c.CachedInfo().Delivered.Stream, nil
+	return st, delivered, nil
+}
+
+// runDelivered returns the last stream sequence that the run consumer of
+// the work stream st delivered.
+func runDelivered(ctx context.Context, st jetstream.Stream) (uint64, error) {
+	c, err := st.Consumer(ctx, consumerRun)
+	if err != nil {
+		return 0, err
+	}
+	return c.CachedInfo().Delivered.Stream, nil
 }
 
 // taskInfo reads a live task from its message.
@@ -271,13 +285,21 @@ func (ad *Admin) RunNow(ctx context.Context, actor string, seqs ...uint64) ([]ui
 // with the given Seqs, and returns the Seqs it deleted. A running task is
 // left alone — its handler runs on regardless — as is a Seq of none. A
 // deleted task is gone: it is neither completed nor dead-lettered.
+//
+// JetStream cannot delete a message only if no worker has taken it, so a
+// queued task that a worker takes as Delete deletes it loses its message
+// under its handler: the handler runs on, and the task ends as its result
+// says — completed, retried or dead-lettered — but is not run again if
+// its worker is lost. Delete cannot tell such a task from one the workers
+// reached only after it was deleted: it leaves both out of the Seqs it
+// returns, and its error wraps ErrMaybeRunning and names them.
 func (ad *Admin) Delete(ctx context.Context, actor string, seqs ...uint64) ([]uint64, error) {
 	l := ad.layout(actor)
 	st, delivered, err := ad.workState(ctx, l)
 	if err != nil {
 		return nil, err
 	}
-	var deleted []uint64
+	var deleted, maybe []uint64
 	for _, seq := range seqs {
 		m, err := getMsg(ctx, st, seq)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -289,12 +311,31 @@ func (ad *Admin) Delete(ctx context.Context, actor string, seqs ...uint64) ([]ui
 		if taskInfo(l, m, delivered).State == TaskRunning {
 			continue
 		}
+		if ad.deleting != nil {
+			ad.deleting(seq)
+		}
 		if err := deleteMsg(ctx, st, seq); errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		} else if err != nil {
 			return deleted, fmt.Errorf("jsactor: delete task %d of %q: %w", seq, actor, err)
 		}
+		if placeOf(l, m.Subject) == placeReady {
+			// The run consumer may have delivered the message since
+			// delivered was read (TestAdminDeleteRacesDelivery). Once it
+			// is deleted, the consumer passes it by, so a delivered
+			// sequence short of it proves that no worker took it.
+			if delivered, err = runDelivered(ctx, st); err != nil {
+				return deleted, fmt.Errorf("jsactor: delete task %d of %q: deleted, but whether a worker took it first is not known: %w", seq, actor, err)
+			}
+			if seq <= delivered {
+				maybe = append(maybe, seq)
+				continue
+			}
+		}
 		deleted = append(deleted, seq)
+	}
+	if len(maybe) > 0 {
+		return deleted, fmt.Errorf("jsactor: delete tasks %v of %q: %w: their messages are deleted, but their handlers may run", maybe, actor, ErrMaybeRunning)
 	}
 	return deleted, nil
 }

@@ -211,3 +211,58 @@ func TestAdminDeadLetters(t *testing.T) {
 		t.Errorf("dead letters of an unknown actor: %v, want ErrUnknownActor", err)
 	}
 }
+
+// TestAdminDeleteRacesDelivery has a worker take a queued task after
+// Delete found it queued and before it deleted it. JetStream deletes the
+// message under the running handler; Delete must not report the task
+// deleted, since it runs and ends as its handler says.
+func TestAdminDeleteRacesDelivery(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	started := make(chan uint64, 2)
+	release := make(chan struct{})
+	a, err := New(ctx, nc, "delrace", func(ctx context.Context, task actor.Task[string]) error {
+		started <- task.ID
+		<-release
+		return nil
+	}, Config[string]{Workers: 1, FlushInterval: time.Hour, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := NewAdmin(nc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.deleting = func(seq uint64) {
+		if err := admin.Resume(ctx, "delrace"); err != nil {
+			t.Error(err)
+			return
+		}
+		select {
+		case <-started:
+		case <-ctx.Done():
+			t.Error("the task did not start after Resume")
+		}
+	}
+	deleted, err := admin.Delete(ctx, "delrace", id)
+	if len(deleted) != 0 || !errors.Is(err, ErrMaybeRunning) {
+		t.Errorf("Delete of a task taken as it was deleted = %v, %v; want none deleted and ErrMaybeRunning", deleted, err)
+	}
+	close(release)
+	s := closedStats(t, ctx, a)
+	if s.Accepted != 1 || s.Completed != 1 || s.Queued+s.Running != 0 {
+		t.Errorf("stats = %+v, want the task accepted and completed, none queued or running", s)
+	}
+	select {
+	case again := <-started:
+		t.Errorf("task %d ran again", again)
+	default:
+	}
+}

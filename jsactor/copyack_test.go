@@ -12,6 +12,7 @@ import (
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // errAckLost stands for an acknowledgement lost after a task's copy or
@@ -418,5 +419,74 @@ func TestStoreAnswerLostCounted(t *testing.T) {
 	}
 	if s.Accepted != 1 || s.Failed != 2 || s.Retried != 1 || s.DeadLettered != 1 || s.Lost != 0 || s.DeadLetters != 1 {
 		t.Errorf("stats = %+v, want 1 accepted, 2 failed, 1 retried and dead-lettered, none lost", s)
+	}
+}
+
+// lossyAck is a fetched message whose first acknowledgement, of every
+// message one test fetches, goes unanswered: the server applies it and
+// its answer is lost (applied), or it is lost on its way.
+type lossyAck struct {
+	jetstream.Msg
+	nc      *nats.Conn
+	applied bool
+	lost    *atomic.Bool // an acknowledgement was lost already
+}
+
+func (m lossyAck) DoubleAck(ctx context.Context) error {
+	if !m.lost.CompareAndSwap(false, true) {
+		return m.Msg.DoubleAck(ctx)
+	}
+	if m.applied {
+		// Sent by hand, so that the message does not know it was
+		// acknowledged, as it does not when the answer is lost.
+		if _, err := m.nc.RequestWithContext(ctx, m.Reply(), []byte("+ACK")); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("test: the acknowledgement went unanswered: %w", nats.ErrTimeout)
+}
+
+// A task whose handler succeeded is acknowledged, and Completed counts it
+// once the server confirms. An acknowledgement that goes unanswered is
+// sent again while the lease holds: one the server applied is counted
+// once its repetition is answered — not left out of Completed, which
+// would break Accepted's identity for good — and one lost on its way does
+// not leave the task to run again.
+func TestAckUnansweredCounted(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(fmt.Sprintf("applied=%v", applied), func(t *testing.T) {
+			nc := rig(t)
+			ctx := ctxT(t)
+			var seen runs
+			// The default Lease, which outlasts the second try on a busy
+			// machine.
+			cfg := Config[string]{Workers: 2, FlushInterval: time.Hour, Logger: testLogger(t)}
+			a, err := New(ctx, nc, "ackanswer", func(ctx context.Context, task actor.Task[string]) error {
+				seen.add(task)
+				return nil
+			}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lost atomic.Bool
+			a.faults.Store(&faults{fetched: func(m jetstream.Msg) jetstream.Msg {
+				return lossyAck{Msg: m, nc: nc, applied: applied, lost: &lost}
+			}})
+			id, err := a.Send(ctx, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			drained(t, ctx, a) // so that no delivery of the task is left to run it again
+			s := closedStats(t, ctx, a)
+			if !lost.Load() {
+				t.Fatal("no acknowledgement was lost: the test tested nothing")
+			}
+			if r := seen.list(); len(r) != 1 || r[0].ID != id {
+				t.Errorf("runs = %+v, want one of task %d", r, id)
+			}
+			if s.Accepted != 1 || s.Completed != 1 || s.Lost != 0 || s.Queued+s.Running != 0 {
+				t.Errorf("stats = %+v, want 1 accepted and completed, none lost, queued or running", s)
+			}
+		})
 	}
 }

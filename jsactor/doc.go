@@ -150,10 +150,18 @@
 // from the consumers' state. The counters are kept by each process and
 // added to the stream every Config.FlushInterval and at Close: they are
 // exact once every process that ran the actor has closed, and are short
-// by at most one interval of a process killed. The gauges are each exact
-// as the server reports them, but they are read one after another, so
+// by at most one interval of a process killed. A success counts in
+// Completed once the server confirms its acknowledgement, which a worker
+// sends again while its lease holds when no answer comes, so that an
+// acknowledgement or its answer lost on the way is counted once and its
+// task does not run again. One still unconfirmed after half a Lease (a
+// second at least) is not counted: if the server never got it, the task
+// runs again and counts then, its first run as Lost; if the server
+// applied it, Completed stays short by one. The gauges are each exact as
+// the server reports them, but they are read one after another, so
 // Accepted = Completed + DeadLettered + Queued + Scheduled + Running +
-// Retrying holds only while the actor is still.
+// Retrying holds only while the actor is still, short of the tasks
+// deleted (Admin.Delete) and of those acknowledgements.
 //
 // # Tracing
 //

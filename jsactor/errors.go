@@ -21,6 +21,12 @@ var ErrBadStream = errors.New("jsactor: stream not usable by the actor")
 // ID that no dead letter has.
 var ErrNoTask = errors.New("jsactor: no such task")
 
+// ErrMaybeRunning is wrapped by the error of Delete for queued tasks
+// that a worker may have taken as Delete deleted them: their messages are
+// deleted, but their handlers may run, and a task that runs ends as its
+// handler's result says.
+var ErrMaybeRunning = errors.New("jsactor: a worker may have taken the task as it was deleted")
+
 // ErrDuplicate matches, with errors.Is, the [*DuplicateError] of a send
 // refused because a live task of the actor has the same unique key.
 var ErrDuplicate = errors.New("jsactor: a live task has the same unique key")

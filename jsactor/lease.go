@@ -50,6 +50,7 @@ func (a *Actor[T]) margin() time.Duration { return a.set.lease / 10 }
 
 // hold registers a task fetched by the request sent at sent.
 func (a *Actor[T]) hold(msg jetstream.Msg, sent time.Duration) (*held, error) {
+	msg = a.wrapFetched(msg)
 	rec, md, err := recordOf(msg)
 	if err != nil {
 		return nil, err

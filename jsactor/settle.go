@@ -43,6 +43,18 @@ type faults struct {
 	// make those round trips slow; an error stands for a question the
 	// server did not answer, and none is asked.
 	probe func(id uint64, delivered int) error
+	// fetched wraps each message the fetcher takes before it is held: a
+	// test's wrapper fails the message's acknowledgements as the network
+	// would, before or after the server applied them.
+	fetched func(jetstream.Msg) jetstream.Msg
+}
+
+// wrapFetched runs the test's fetched fault, if any.
+func (a *Actor[T]) wrapFetched(msg jetstream.Msg) jetstream.Msg {
+	if f := a.faults.Load(); f != nil && f.fetched != nil {
+		return f.fetched(msg)
+	}
+	return msg
 }
 
 // renews runs the test's renew fault, if any.
@@ -147,16 +159,38 @@ func (a *Actor[T]) settle(worker string, h *held, err error) {
 }
 
 // ack acknowledges h's message, waiting for the server to confirm, and
-// counts what it ended as.
+// counts what it ended as. A try whose answer does not come is made again
+// while the lease holds, as store's are: the server answers an
+// acknowledgement of a message it no longer holds as it did the first, so
+// that an acknowledgement whose answer was lost is counted, and one lost
+// on its way does not leave the task to run again
+// (TestAckUnansweredCounted). One not confirmed by the end is not
+// counted, though the server may have applied it (see Stats in the
+// package documentation).
 func (a *Actor[T]) ack(h *held, k counter) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), a.settleTimeout())
 	defer cancel()
-	if err := h.msg.DoubleAck(ctx); err != nil {
-		a.log.Warn("acknowledgement not confirmed: the task may run again", "task_id", h.rec.id, "error", err)
-		return false
+	for {
+		try, stop := context.WithTimeout(ctx, a.settleTimeout()/2)
+		err := h.msg.DoubleAck(try)
+		stop()
+		if err == nil {
+			a.counts.add(k, 1)
+			return true
+		}
+		again := retryable(err) && a.leaseHeld(h)
+		if again {
+			select {
+			case <-ctx.Done():
+				again = false
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		if !again {
+			a.log.Warn("acknowledgement not confirmed: the task may run again", "task_id", h.rec.id, "error", err)
+			return false
+		}
 	}
-	a.counts.add(k, 1)
-	return true
 }
 
 // copyTo publishes a copy of h's task, as rec describes it, to place, and

@@ -17,7 +17,7 @@ type Stats struct {
 	// Counters since the actor's counter stream was created, as the
 	// processes have added them (every Config.FlushInterval, and at Close).
 	Accepted     uint64 // tasks stored by sends, and by replays
-	Completed    uint64 // tasks whose handler succeeded and whose acknowledgement the server confirmed
+	Completed    uint64 // tasks whose handler succeeded and whose acknowledgement the server confirmed; see the package documentation for one it never did
 	DeadLettered uint64 // tasks moved to the dead letters, deleted since or not
 	Failed       uint64 // failed attempts
 	Retried      uint64 // retries scheduled
