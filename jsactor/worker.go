@@ -37,7 +37,7 @@ func (a *Actor[T]) work(name string) {
 // runtime.Goexit: the task is then settled as failed, and a new worker
 // started in place of this goroutine, which is ending.
 func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
-	defer h.endTrace() // after a Goexit's settle
+	defer a.endTrace(name, h) // after a Goexit's settle
 	defer func() {
 		if ok {
 			return
@@ -79,7 +79,7 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		}
 		return
 	}
-	traced := a.startAttempt(name, h)
+	traced, traceErr := a.startAttempt(name, h)
 	a.countLost(h)
 	// A lost run counts as an attempt, as in pgactor, but only MaxLost
 	// ends a task for it: a task whose last attempt was lost runs again,
@@ -133,7 +133,14 @@ func (a *Actor[T]) runTask(name string, h *held) {
 	started := time.Now()
 	h.rec.started = started
 	task := actor.Task[T]{ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Enqueued: h.rec.enqueued, Payload: payload}
-	err = a.busyCall(ctx, task)
+	if traceErr != nil {
+		// A handler's panic fails its attempt, and so does a tracer's
+		// around it: the task is retried, or dead-lettered with the panic,
+		// rather than run with a context the tracer did not make.
+		err = traceErr
+	} else {
+		err = a.busyCall(ctx, task)
+	}
 	if err != nil && ctx.Err() != nil && a.set.timeout > 0 && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		err = fmt.Errorf("%w (Timeout %v)", err, a.set.timeout)
 	}

@@ -101,7 +101,7 @@ func (a *Actor[T]) afterGoexit(name string, l *lease) {
 		err := &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()}
 		l.trace.failed(err)
 		a.fail(name, l, err)
-		l.trace.finish()
+		a.endAttempt(name, l)
 	}
 	a.mu.Lock()
 	a.workers--
@@ -119,15 +119,16 @@ func (a *Actor[T]) afterGoexit(name string, l *lease) {
 // letters without running.
 func (a *Actor[T]) execute(worker string, l *lease) *lease {
 	defer l.cancel(nil)
-	ctx := a.startAttempt(worker, l)
-	next := a.run(ctx, worker, l)
-	l.trace.finish()
+	ctx, traceErr := a.startAttempt(worker, l)
+	next := a.run(ctx, worker, l, traceErr)
+	a.endAttempt(worker, l)
 	return next
 }
 
 // run is execute's attempt, with ctx the handler's context before its
-// timeout.
-func (a *Actor[T]) run(ctx context.Context, worker string, l *lease) *lease {
+// timeout; traceErr, when not nil, the panic of the Tracer as the attempt
+// started, which the attempt fails with instead of running the handler.
+func (a *Actor[T]) run(ctx context.Context, worker string, l *lease, traceErr error) *lease {
 	switch {
 	case l.canceled:
 		a.deadLetter(worker, l, ReasonCanceled, nil, false)
@@ -146,7 +147,14 @@ func (a *Actor[T]) run(ctx context.Context, worker string, l *lease) *lease {
 		ctx, cancel = context.WithTimeout(ctx, a.set.timeout)
 		defer cancel()
 	}
-	err = a.call(ctx, l, payload)
+	if traceErr != nil {
+		// A handler's panic fails its attempt, and so does a tracer's
+		// around it: the task is retried, or dead-lettered with the panic,
+		// rather than run with a context the tracer did not make.
+		err = traceErr
+	} else {
+		err = a.call(ctx, l, payload)
+	}
 	l.trace.failed(err)
 	fault(pointHandled)
 	return a.settle(worker, l, err)
