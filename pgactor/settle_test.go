@@ -387,6 +387,72 @@ func TestPanickingErrorHandlerLogsFailure(t *testing.T) {
 	}
 }
 
+// failingCodec is JSON, except that the payload "undecodable" does not
+// decode.
+type failingCodec struct{ JSON[string] }
+
+func (c failingCodec) Decode(data []byte) (string, error) {
+	s, err := c.JSON.Decode(data)
+	if err == nil && s == "undecodable" {
+		return "", errors.New("no decoder for it")
+	}
+	return s, err
+}
+
+// TestErrorHandlerGoexitSettlesTask: a Config.OnError that calls
+// runtime.Goexit, as t.FailNow does, ends its worker only: the failure it
+// was given is retried or dead-lettered all the same, on the spot, and a
+// worker takes the place of the one it ended. It used to leave the task
+// held, its lease renewed until Close, and to end the worker that took
+// the first one's place too, so that the actor's one worker was gone and
+// the tasks behind never ran.
+func TestErrorHandlerGoexitSettlesTask(t *testing.T) {
+	r := newRig(t)
+	var ran ledger[string]
+	a := start(r, "onerror-goexit", func(ctx context.Context, task actor.Task[string]) error {
+		ran.add(fmt.Sprint(task.Payload, task.Attempt))
+		switch {
+		case task.Payload == "permanent":
+			return actor.Permanent(errors.New("bad request"))
+		case task.Payload == "retry" && task.Attempt == 1:
+			return errors.New("not yet")
+		}
+		return nil
+	}, Config[string]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, PollInterval: 10 * time.Millisecond,
+		Codec: failingCodec{}, Logger: quiet(t), OnError: func(*actor.TaskError) { runtime.Goexit() }})
+	for _, p := range []string{"permanent", "retry", "undecodable", "fine"} {
+		if _, err := a.Send(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 20*time.Second, "two completed, two dead-lettered", func() bool {
+		s := stats(t, a)
+		return s.Completed == 2 && s.DeadLettered == 2
+	})
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]Reason{}
+	for _, d := range letters {
+		reasons[string(d.Raw)] = d.Reason
+	}
+	if len(letters) != 2 || reasons[`"permanent"`] != ReasonPermanent || reasons[`"undecodable"`] != ReasonUndecodable {
+		t.Errorf("dead letters %v, want permanent and undecodable", reasons)
+	}
+	for _, run := range []string{"permanent1", "retry1", "retry2", "fine1"} {
+		if ran.times(run) != 1 {
+			t.Errorf("%s ran %d times, want once", run, ran.times(run))
+		}
+	}
+	if n := ran.count(); n != 4 {
+		t.Errorf("the handler ran %d times, want 4", n)
+	}
+	if s := stats(t, a); s.Workers != 1 || s.Busy != 0 || s.Running != 0 || s.Lost != 0 {
+		t.Errorf("stats %+v: want the one worker idle, no task running or lost", s)
+	}
+}
+
 // writerFunc is an io.Writer made of a function.
 type writerFunc func([]byte) (int, error)
 

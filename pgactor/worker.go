@@ -95,21 +95,33 @@ func (a *Actor[T]) leave() {
 }
 
 // afterGoexit settles the task of a worker whose handler called
-// runtime.Goexit, and starts a worker in its place.
+// runtime.Goexit, and starts a worker in its place. A Goexit of OnError,
+// or of the Tracer's end, comes after the task was settled (report runs
+// the settle deferred), and finds its lease forgotten.
 func (a *Actor[T]) afterGoexit(name string, l *lease) {
-	if l != nil {
+	// Deferred, so that a worker takes this one's place even when OnError,
+	// told of the handler's Goexit, calls Goexit again.
+	defer func() {
+		a.mu.Lock()
+		a.workers--
+		a.busy--
+		a.spawnLocked(nil)
+		a.idle++
+		a.mu.Unlock()
+		nudge(a.free)
+	}()
+	if l == nil {
+		return
+	}
+	defer a.endAttempt(name, l)
+	a.mu.Lock()
+	settled := l.forgotten
+	a.mu.Unlock()
+	if !settled {
 		err := &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()}
 		l.trace.failed(err)
 		a.fail(name, l, err)
-		a.endAttempt(name, l)
 	}
-	a.mu.Lock()
-	a.workers--
-	a.busy--
-	a.spawnLocked(nil)
-	a.idle++
-	a.mu.Unlock()
-	nudge(a.free)
 }
 
 // execute runs l's handler once and settles what became of its task. It
