@@ -387,6 +387,56 @@ func TestPanickingErrorHandlerLogsFailure(t *testing.T) {
 	}
 }
 
+// nilCauseError is an error type whose methods read its fields, as most
+// do: a nil *nilCauseError returned as an error panics when its message
+// is read or it is unwrapped.
+type nilCauseError struct{ cause error }
+
+func (e *nilCauseError) Error() string { return "failed: " + e.cause.Error() }
+func (e *nilCauseError) Unwrap() error { return e.cause }
+
+// TestNilErrorPointerFailsAttempt shows a handler that returns a nil
+// pointer as its error — the classic typed nil, whose methods panic —
+// failing that attempt with an *actor.PanicError, as package actor's
+// does, where it took down the process when the actor read the error's
+// message or asked whether it was permanent.
+func TestNilErrorPointerFailsAttempt(t *testing.T) {
+	r := newRig(t)
+	var errs errorLog
+	a := start(r, "typed-nil", func(ctx context.Context, task actor.Task[int]) error {
+		if task.Payload == 1 {
+			var err *nilCauseError
+			return err
+		}
+		return nil
+	}, Config[int]{Workers: 1, PollInterval: 10 * time.Millisecond, OnError: errs.add})
+	for p := 1; p <= 2; p++ {
+		if _, err := a.Send(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 20*time.Second, "one dead-lettered, one completed", func() bool {
+		s := stats(t, a)
+		return s.DeadLettered == 1 && s.Completed == 1
+	})
+	e := errs.all()
+	var pe *actor.PanicError
+	if len(e) != 1 || !e[0].Final || !errors.As(e[0].Err, &pe) || pe.Func != "the handler's error" {
+		t.Errorf("OnError got %v, want one final *actor.PanicError of the handler's error", e)
+	}
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(letters) != 1 || letters[0].Task.Payload != 1 || letters[0].Reason != ReasonMaxAttempts || letters[0].Err == nil ||
+		!strings.Contains(letters[0].Err.Error(), "the handler's error panicked") {
+		t.Errorf("dead letters %+v, want task 1's, with the panic of its error", letters)
+	}
+	if s := stats(t, a); s.Workers != 1 {
+		t.Errorf("stats %+v: want the one worker still there", s)
+	}
+}
+
 // failingCodec is JSON, except that the payload "undecodable" does not
 // decode.
 type failingCodec struct{ JSON[string] }
