@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +52,68 @@ func TestPanickingErrorHandlerFailsOnlyAttempt(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// nilCauseError is an error type whose methods read its fields, as most
+// do: a nil *nilCauseError returned as an error panics when its message
+// is read or it is unwrapped.
+type nilCauseError struct{ cause error }
+
+func (e *nilCauseError) Error() string { return "failed: " + e.cause.Error() }
+func (e *nilCauseError) Unwrap() error { return e.cause }
+
+// TestNilErrorPointerFailsAttempt shows a handler that returns a nil
+// pointer as its error — the classic typed nil, whose methods panic —
+// failing that attempt with an *actor.PanicError, as package actor's
+// does, where it took down the process when the actor read the error's
+// message or asked whether it was permanent.
+func TestNilErrorPointerFailsAttempt(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var mu sync.Mutex
+	var failures []*actor.TaskError
+	a, err := New(ctx, nc, "typed-nil", func(ctx context.Context, task actor.Task[string]) error {
+		if task.Payload == "nil" {
+			var err *nilCauseError
+			return err
+		}
+		return nil
+	}, Config[string]{Workers: 1, FlushInterval: 20 * time.Millisecond, OnError: func(e *actor.TaskError) {
+		mu.Lock()
+		failures = append(failures, e)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	for _, p := range []string{"nil", "fine"} {
+		if _, err := a.Send(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 20*time.Second, "one dead-lettered, one completed", func() bool {
+		s, err := a.Stats(ctx)
+		return err == nil && s.DeadLettered == 1 && s.Completed == 1
+	})
+	mu.Lock()
+	e := append([]*actor.TaskError(nil), failures...)
+	mu.Unlock()
+	var pe *actor.PanicError
+	if len(e) != 1 || !e[0].Final || !errors.As(e[0].Err, &pe) || pe.Func != "the handler's error" {
+		t.Errorf("OnError got %v, want one final *actor.PanicError of the handler's error", e)
+	}
+	letters, err := a.DeadLetters(ctx, LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(letters) != 1 || string(letters[0].Raw) != `"nil"` || letters[0].Reason != ReasonMaxAttempts || letters[0].Err == nil ||
+		!strings.Contains(letters[0].Err.Error(), "the handler's error panicked") {
+		t.Errorf("dead letters %+v, want task nil's, with the panic of its error", letters)
+	}
+	if s, err := a.Stats(ctx); err != nil || s.Workers != 1 || s.Idle != 1 {
+		t.Errorf("Stats = %+v, %v: want the one worker still there, idle", s, err)
 	}
 }
 

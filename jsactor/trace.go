@@ -2,9 +2,12 @@ package jsactor
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/internal/errs"
 	"github.com/nats-io/nats.go"
 )
 
@@ -85,23 +88,33 @@ func headerName(k string) bool {
 	return true
 }
 
-// traceSend runs a send under a.tracer: its headers go with each task.
+// traceSend runs a send under a.tracer: its headers go with each task. A
+// panic of the tracer as the send starts fails the send, which stores
+// nothing; one as it ends is logged, and the send's result stands: its
+// caller learns which of its tasks are stored, rather than the tracer's
+// panic.
 func (a *Actor[T]) traceSend(ctx context.Context, payloads []T, o *sendOptions, batch bool) ([]uint64, error) {
 	typ := o.typ
 	if typ == "" {
 		typ = a.typ
 	}
-	ctx, headers, end := a.tracer.StartSend(ctx, tasktrace.SendInfo{
-		Actor: a.name, Type: typ, Count: len(payloads), Batch: batch, RunAt: o.runAt, After: o.after,
-	})
+	info := tasktrace.SendInfo{Actor: a.name, Type: typ, Count: len(payloads), Batch: batch, RunAt: o.runAt, After: o.after}
+	var headers map[string]string
+	var end func([]uint64, error)
+	if err := errs.Protect("Tracer.StartSend", func() { ctx, headers, end = a.tracer.StartSend(ctx, info) }); err != nil {
+		return make([]uint64, len(payloads)), fmt.Errorf("jsactor: send to %q: nothing stored: %w", a.name, err)
+	}
 	o.trace = fromTracer(headers)
 	ids, err := a.publishTasks(ctx, payloads, o, batch)
+	// The IDs of a batch's tasks not stored are 0; a Tracer gets those
+	// that were, or none.
+	traced := ids
 	if err != nil {
-		// The IDs of a batch's tasks not stored are 0; a Tracer gets
-		// those that were, or none.
-		end(storedIDs(ids), err)
-	} else {
-		end(ids, nil)
+		traced = storedIDs(ids)
+	}
+	if perr := errs.Protect("Tracer.StartSend's end", func() { end(traced, err) }); perr != nil {
+		a.log.LogAttrs(ctx, slog.LevelError, "tracer panicked ending a send; the send's result stands",
+			slog.String("actor", a.name), slog.Int("tasks", len(payloads)), slog.Any("send_error", err), slog.Any("panic", perr))
 	}
 	return ids, err
 }
@@ -126,10 +139,12 @@ type attemptTrace struct {
 }
 
 // startAttempt starts the trace of h's attempt, when the actor has a
-// Tracer, and returns the context the handler's derives from.
-func (a *Actor[T]) startAttempt(worker string, h *held) context.Context {
+// Tracer, and returns the context the handler's derives from. A panic of
+// the tracer is returned as an *actor.PanicError, for the attempt to fail
+// with: the attempt is then not traced.
+func (a *Actor[T]) startAttempt(worker string, h *held) (context.Context, error) {
 	if a.tracer == nil {
-		return a.runCtx
+		return a.runCtx, nil
 	}
 	info := tasktrace.AttemptInfo{
 		Actor: a.name, Worker: worker, ID: h.rec.id, Type: a.typeOf(h),
@@ -151,9 +166,13 @@ func (a *Actor[T]) startAttempt(worker string, h *held) context.Context {
 			headers[k] = v[0]
 		}
 	}
-	ctx, end := a.tracer.StartAttempt(a.runCtx, info, headers)
+	var ctx context.Context
+	var end func(tasktrace.AttemptResult)
+	if err := errs.Protect("Tracer.StartAttempt", func() { ctx, end = a.tracer.StartAttempt(a.runCtx, info, headers) }); err != nil {
+		return a.runCtx, err
+	}
 	h.trace = &attemptTrace{end: end}
-	return ctx
+	return ctx, nil
 }
 
 // failed records the error of the attempt's handler, or why it did not
@@ -184,8 +203,9 @@ func (t *attemptTrace) deadLettered(reason Reason, cause error) {
 
 // endTrace hands the result of h's attempt to the Tracer. An attempt
 // whose outcome was not recorded was given back by Close, or counts as
-// lost: its task runs again once the lease runs out.
-func (h *held) endTrace() {
+// lost: its task runs again once the lease runs out. The outcome is
+// recorded by then, and stands: a panic of the tracer is only logged.
+func (a *Actor[T]) endTrace(worker string, h *held) {
 	t := h.trace
 	if t == nil {
 		return
@@ -197,5 +217,9 @@ func (h *held) endTrace() {
 			t.result.Outcome = tasktrace.OutcomeGivenBack
 		}
 	}
-	t.end(t.result)
+	if err := errs.Protect("Tracer.StartAttempt's end", func() { t.end(t.result) }); err != nil {
+		a.log.LogAttrs(context.Background(), slog.LevelError, "tracer panicked ending an attempt; the attempt's outcome stands",
+			slog.String("actor", a.name), slog.String("worker", worker), slog.Uint64("task_id", h.rec.id),
+			slog.String("outcome", t.result.Outcome.String()), slog.Any("panic", err))
+	}
 }

@@ -3,9 +3,13 @@ package jsactor
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,13 +106,13 @@ func TestTraceOffAllocatesNothing(t *testing.T) {
 	var o sendOptions
 	errFailed := errors.New("x")
 	allocs := testing.AllocsPerRun(100, func() {
-		if ctx := a.startAttempt("a/1", h); ctx != a.runCtx {
+		if ctx, err := a.startAttempt("a/1", h); ctx != a.runCtx || err != nil {
 			t.Fatal("the handler's context is not the actor's")
 		}
 		h.trace.failed(errFailed)
 		h.trace.settled(tasktrace.OutcomeCompleted)
 		h.trace.deadLettered(ReasonLost, errFailed)
-		h.endTrace()
+		a.endTrace("a/1", h)
 		if traceHeader(msg) != nil {
 			t.Fatal("a message with jsactor's headers only has a tracer's")
 		}
@@ -517,5 +521,176 @@ func TestTraceEmptyBatch(t *testing.T) {
 	}
 	if sends := tr.Sends(); len(sends) != 0 {
 		t.Errorf("the tracer saw %+v, want no send", sends)
+	}
+}
+
+// TestTracerPanicOnSend checks that a Tracer that panics as a send starts
+// fails the send with an error naming it, and stores nothing; and that
+// one that panics as the send ends leaves the send's result as it was,
+// and logs the panic. Either way the caller learns truly whether its
+// tasks are stored, where the panic used to go up its goroutine: a
+// caller that did not recover it was taken down by the tracer's bug, and
+// one that did could not tell whether its tasks had been stored.
+func TestTracerPanicOnSend(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	for i, c := range []struct {
+		at     string
+		stored bool
+	}{{tracerec.AtStartSend, false}, {tracerec.AtSendEnd, true}} {
+		t.Run(c.at, func(t *testing.T) {
+			var logs lockedBuffer
+			tr := &tracerec.Panicking[tasktrace.AttemptResult]{Recorder: newTraceLog(map[string]string{"traceparent": "x"}), At: c.at}
+			a, err := New(ctx, nc, fmt.Sprintf("sendpanic%d", i), nil, Config[int]{Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeT(t, a)
+			work, _, _ := a.Streams()
+			queued := func() int {
+				s, err := a.Stats(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s.Queued
+			}
+			for _, send := range []struct {
+				name string
+				send func() ([]uint64, error)
+			}{
+				{"Send", func() ([]uint64, error) { id, err := a.Send(ctx, 1); return []uint64{id}, err }},
+				{"SendBatch", func() ([]uint64, error) { return a.SendBatch(ctx, []int{2, 3}) }},
+			} {
+				before := queued()
+				ids, err := send.send()
+				stored := queued() - before
+				if !c.stored {
+					var pe *actor.PanicError
+					if !errors.As(err, &pe) || pe.Func != "Tracer.StartSend" || pe.Value != tracerec.PanicValue || stored != 0 || slices.ContainsFunc(ids, func(id uint64) bool { return id != 0 }) {
+						t.Errorf("%s: IDs %v, error %v, %d tasks stored; want a panic of Tracer.StartSend, nothing stored", send.name, ids, err, stored)
+					}
+					continue
+				}
+				if err != nil || stored != len(ids) || slices.Contains(ids, 0) {
+					t.Errorf("%s: IDs %v, error %v, %d tasks stored; want them all stored", send.name, ids, err, stored)
+				}
+				for _, id := range ids {
+					if got, _ := storedTrace(t, nc, work, id); got["traceparent"] != "x" {
+						t.Errorf("%s: task %d stored headers %v, want the tracer's", send.name, id, got)
+					}
+				}
+			}
+			if c.stored {
+				if out := logs.String(); strings.Count(out, "Tracer.StartSend's end panicked: "+tracerec.PanicValue) != 2 {
+					t.Errorf("the log does not tell of both panics:\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+// TestTracerPanicOnAttempt checks that a Tracer's panic on a worker takes
+// down neither the worker nor the process, and loses no task. A panic as
+// the attempt starts fails the attempt as a handler's panic does, with an
+// *actor.PanicError naming Tracer.StartAttempt, the handler not run: the
+// task is retried, and dead-lettered with that error once its attempts
+// are spent. A panic as the attempt ends leaves the outcome recorded, and
+// is logged. Either way the one worker goes on to the next task.
+func TestTracerPanicOnAttempt(t *testing.T) {
+	srv := startServer(t)
+	for i, c := range []struct {
+		name  string
+		at    string
+		until int // the tracer panics for attempts up to until; 0 for all
+		// ran is the attempt whose handler ran, 0 for none; letter, the
+		// dead letters' reason, 0 for none; failures, how many times
+		// OnError hears of each task.
+		ran      int
+		letter   Reason
+		failures int
+	}{
+		{"StartAttempt once", tracerec.AtStartAttempt, 1, 2, 0, 1},
+		{"StartAttempt always", tracerec.AtStartAttempt, 0, 0, ReasonMaxAttempts, 2},
+		{"attempt end", tracerec.AtAttemptEnd, 0, 1, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := ctxT(t)
+			var logs lockedBuffer
+			var mu sync.Mutex
+			var failures []*actor.TaskError
+			var seen runs
+			tr := &tracerec.Panicking[tasktrace.AttemptResult]{Recorder: newTraceLog(nil), At: c.at, Until: c.until}
+			a, err := New(ctx, connect(t, srv.ClientURL()), fmt.Sprintf("attemptpanic%d", i), func(ctx context.Context, task actor.Task[string]) error {
+				seen.add(task)
+				return nil
+			}, Config[string]{Workers: 1, MaxAttempts: 2, Backoff: fastBackoff, FetchWait: 100 * time.Millisecond, FlushInterval: 20 * time.Millisecond,
+				Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnError: func(e *actor.TaskError) {
+					mu.Lock()
+					failures = append(failures, e)
+					mu.Unlock()
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeT(t, a)
+			for _, p := range []string{"a", "b"} {
+				if _, err := a.Send(ctx, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			eventually(t, 20*time.Second, "both tasks settled", func() bool {
+				s, err := a.Stats(ctx)
+				return err == nil && s.Completed+s.DeadLettered == 2 && s.Busy == 0
+			})
+			ran := map[string][]int{}
+			for _, r := range seen.list() {
+				ran[r.Payload] = append(ran[r.Payload], r.Attempt)
+			}
+			want := map[string][]int{}
+			if c.ran != 0 {
+				want = map[string][]int{"a": {c.ran}, "b": {c.ran}}
+			}
+			if fmt.Sprint(ran) != fmt.Sprint(want) {
+				t.Errorf("the handler ran attempts %v, want %v", ran, want)
+			}
+			mu.Lock()
+			e := slices.Clone(failures)
+			mu.Unlock()
+			if len(e) != 2*c.failures {
+				t.Errorf("OnError heard of %d failures, want %d", len(e), 2*c.failures)
+			}
+			for _, te := range e {
+				var pe *actor.PanicError
+				if !errors.As(te.Err, &pe) || pe.Func != "Tracer.StartAttempt" || pe.Value != tracerec.PanicValue || te.Final != (te.Attempt == 2) {
+					t.Errorf("OnError got %v (final %v), want a panic of Tracer.StartAttempt, final at attempt 2", te, te.Final)
+				}
+			}
+			letters, err := a.DeadLetters(ctx, LetterFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.letter == 0 && len(letters) != 0 || c.letter != 0 && len(letters) != 2 {
+				t.Errorf("dead letters %+v, want %d", letters, map[bool]int{true: 2}[c.letter != 0])
+			}
+			for _, l := range letters {
+				if l.Reason != c.letter || l.Err == nil || !strings.Contains(l.Err.Error(), "Tracer.StartAttempt panicked: "+tracerec.PanicValue) {
+					t.Errorf("task %s dead-lettered for %v with %v, want %v with the tracer's panic", l.Raw, l.Reason, l.Err, c.letter)
+				}
+			}
+			for range map[bool]int{true: 2}[c.ran != 0] {
+				if got := tr.Next(t); got.Info.Attempt != c.ran || got.Result.Outcome != tasktrace.OutcomeCompleted {
+					t.Errorf("the tracer got attempt %+v, want attempt %d completed", got, c.ran)
+				}
+			}
+			if c.at == tracerec.AtAttemptEnd {
+				if out := logs.String(); strings.Count(out, "Tracer.StartAttempt's end panicked: "+tracerec.PanicValue) != 2 {
+					t.Errorf("the log does not tell of both panics:\n%s", out)
+				}
+			}
+			tr.NoMore(t)
+			if s, err := a.Stats(ctx); err != nil || s.Workers != 1 || s.Idle != 1 {
+				t.Errorf("Stats = %+v, %v: want the one worker still there, idle", s, err)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 // startWorker starts one worker goroutine.
@@ -37,7 +38,7 @@ func (a *Actor[T]) work(name string) {
 // runtime.Goexit: the task is then settled as failed, and a new worker
 // started in place of this goroutine, which is ending.
 func (a *Actor[T]) runGuarded(name string, h *held) (ok bool) {
-	defer h.endTrace() // after a Goexit's settle
+	defer a.endTrace(name, h) // after a Goexit's settle
 	defer func() {
 		if ok {
 			return
@@ -79,7 +80,7 @@ func (a *Actor[T]) runTask(name string, h *held) {
 		}
 		return
 	}
-	traced := a.startAttempt(name, h)
+	traced, traceErr := a.startAttempt(name, h)
 	a.countLost(h)
 	// A lost run counts as an attempt, as in pgactor, but only MaxLost
 	// ends a task for it: a task whose last attempt was lost runs again,
@@ -133,7 +134,14 @@ func (a *Actor[T]) runTask(name string, h *held) {
 	started := time.Now()
 	h.rec.started = started
 	task := actor.Task[T]{ID: h.rec.id, Type: a.typeOf(h), Attempt: h.attempt, Enqueued: h.rec.enqueued, Payload: payload}
-	err = a.busyCall(ctx, task)
+	if traceErr != nil {
+		// A handler's panic fails its attempt, and so does a tracer's
+		// around it: the task is retried, or dead-lettered with the panic,
+		// rather than run with a context the tracer did not make.
+		err = traceErr
+	} else {
+		err = a.busyCall(ctx, task)
+	}
 	if err != nil && ctx.Err() != nil && a.set.timeout > 0 && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		err = fmt.Errorf("%w (Timeout %v)", err, a.set.timeout)
 	}
@@ -180,14 +188,34 @@ func (a *Actor[T]) decode(data []byte) (p T, err error) {
 	return a.codec.Decode(data)
 }
 
-// call runs the handler, turning a panic into an *actor.PanicError.
+// call runs the handler, turning a panic into an *actor.PanicError, as
+// checkError does one of the methods of the error it returned.
 func (a *Actor[T]) call(ctx context.Context, task actor.Task[T]) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &actor.PanicError{Func: "handler", Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return a.handler(ctx, task)
+	return checkError(a.handler(ctx, task))
+}
+
+// checkError returns err, the handler's, or an *actor.PanicError when the
+// methods that settling its attempt calls on it panic. They are the
+// handler's code too, and a nil *E returned as an error, whose methods
+// read its fields, panics in them: that fails the attempt, as a panic in
+// the handler does, rather than the process.
+func checkError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if perr := errs.Protect("the handler's error", func() {
+		_ = err.Error()
+		_ = errors.Is(err, actor.ErrPermanent)
+		_ = snoozed(err)
+	}); perr != nil {
+		return perr
+	}
+	return err
 }
 
 func (a *Actor[T]) beginRun() {

@@ -46,8 +46,7 @@ func (a *Actor[T]) settle(worker string, l *lease, err error) *lease {
 		l.trace.settled(OutcomeGivenBack)
 	case cause == ErrCanceled:
 		a.discard(l)
-		a.report(worker, l, err, true)
-		a.deadLetter(worker, l, ReasonCanceled, err, true)
+		a.report(worker, l, err, true, func() { a.deadLetter(worker, l, ReasonCanceled, err, true) })
 	case snoozed(err) != nil:
 		a.snooze(worker, l, snoozed(err).Delay)
 	default:
@@ -135,19 +134,20 @@ func (a *Actor[T]) fail(worker string, l *lease, err error) {
 	a.discard(l)
 	permanent := errors.Is(err, actor.ErrPermanent)
 	final := permanent || l.attempt >= a.set.maxAttempts
-	a.report(worker, l, err, final)
-	switch {
-	case permanent:
-		a.deadLetter(worker, l, ReasonPermanent, err, true)
-	case final:
-		a.deadLetter(worker, l, ReasonMaxAttempts, err, true)
-	default:
-		d := a.set.backoff.Delay(l.attempt, rand.Float64())
-		if a.record(worker, l, "retry", func(ctx context.Context) (int, error) { return a.store.retry(ctx, l, d, err.Error()) }) {
-			l.trace.settled(OutcomeRetried)
-			a.retryAt(time.Now().Add(d))
+	a.report(worker, l, err, final, func() {
+		switch {
+		case permanent:
+			a.deadLetter(worker, l, ReasonPermanent, err, true)
+		case final:
+			a.deadLetter(worker, l, ReasonMaxAttempts, err, true)
+		default:
+			d := a.set.backoff.Delay(l.attempt, rand.Float64())
+			if a.record(worker, l, "retry", func(ctx context.Context) (int, error) { return a.store.retry(ctx, l, d, err.Error()) }) {
+				l.trace.settled(OutcomeRetried)
+				a.retryAt(time.Now().Add(d))
+			}
 		}
-	}
+	})
 }
 
 // retryAt has the pump look for tasks at t, when this process's retry is
@@ -168,19 +168,23 @@ func (a *Actor[T]) retryAt(t time.Time) {
 // run reached the handler, which then counts as a failed attempt. A task
 // dead-lettered without running is reported to the error handler here.
 func (a *Actor[T]) deadLetter(worker string, l *lease, reason Reason, err error, ran bool) {
-	if !ran {
-		err := notRunError(reason, err)
-		l.trace.failed(err)
-		a.report(worker, l, err, true)
+	letter := func() {
+		var msg *string
+		if err != nil {
+			s := err.Error()
+			msg = &s
+		}
+		if a.record(worker, l, "dead-letter", func(ctx context.Context) (int, error) { return a.store.deadLetter(ctx, l, reason, msg, ran) }) {
+			l.trace.deadLettered(reason)
+		}
 	}
-	var msg *string
-	if err != nil {
-		s := err.Error()
-		msg = &s
+	if ran {
+		letter()
+		return
 	}
-	if a.record(worker, l, "dead-letter", func(ctx context.Context) (int, error) { return a.store.deadLetter(ctx, l, reason, msg, ran) }) {
-		l.trace.deadLettered(reason)
-	}
+	notRun := notRunError(reason, err)
+	l.trace.failed(notRun)
+	a.report(worker, l, notRun, true, letter)
 }
 
 // notRunError is what the error handler receives for a task dead-lettered
@@ -196,8 +200,12 @@ func notRunError(reason Reason, err error) error {
 	}
 }
 
-// report hands a failure to the error handler.
-func (a *Actor[T]) report(worker string, l *lease, err error, final bool) {
+// report hands a failure to the error handler, then runs then, which
+// settles the task. then is deferred, so that the task is settled even
+// when OnError ends the worker with runtime.Goexit (as t.FailNow does):
+// left unsettled, it stayed held, its lease renewed, until Close.
+func (a *Actor[T]) report(worker string, l *lease, err error, final bool, then func()) {
+	defer then()
 	te := &actor.TaskError{Actor: a.name, Worker: worker, ID: uint64(l.id), Type: l.typ, Attempt: l.attempt, Final: final, Err: err}
 	defer func() {
 		if v := recover(); v != nil {

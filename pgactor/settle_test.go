@@ -387,6 +387,122 @@ func TestPanickingErrorHandlerLogsFailure(t *testing.T) {
 	}
 }
 
+// nilCauseError is an error type whose methods read its fields, as most
+// do: a nil *nilCauseError returned as an error panics when its message
+// is read or it is unwrapped.
+type nilCauseError struct{ cause error }
+
+func (e *nilCauseError) Error() string { return "failed: " + e.cause.Error() }
+func (e *nilCauseError) Unwrap() error { return e.cause }
+
+// TestNilErrorPointerFailsAttempt shows a handler that returns a nil
+// pointer as its error — the classic typed nil, whose methods panic —
+// failing that attempt with an *actor.PanicError, as package actor's
+// does, where it took down the process when the actor read the error's
+// message or asked whether it was permanent.
+func TestNilErrorPointerFailsAttempt(t *testing.T) {
+	r := newRig(t)
+	var errs errorLog
+	a := start(r, "typed-nil", func(ctx context.Context, task actor.Task[int]) error {
+		if task.Payload == 1 {
+			var err *nilCauseError
+			return err
+		}
+		return nil
+	}, Config[int]{Workers: 1, PollInterval: 10 * time.Millisecond, OnError: errs.add})
+	for p := 1; p <= 2; p++ {
+		if _, err := a.Send(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 20*time.Second, "one dead-lettered, one completed", func() bool {
+		s := stats(t, a)
+		return s.DeadLettered == 1 && s.Completed == 1
+	})
+	e := errs.all()
+	var pe *actor.PanicError
+	if len(e) != 1 || !e[0].Final || !errors.As(e[0].Err, &pe) || pe.Func != "the handler's error" {
+		t.Errorf("OnError got %v, want one final *actor.PanicError of the handler's error", e)
+	}
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(letters) != 1 || letters[0].Task.Payload != 1 || letters[0].Reason != ReasonMaxAttempts || letters[0].Err == nil ||
+		!strings.Contains(letters[0].Err.Error(), "the handler's error panicked") {
+		t.Errorf("dead letters %+v, want task 1's, with the panic of its error", letters)
+	}
+	if s := stats(t, a); s.Workers != 1 {
+		t.Errorf("stats %+v: want the one worker still there", s)
+	}
+}
+
+// failingCodec is JSON, except that the payload "undecodable" does not
+// decode.
+type failingCodec struct{ JSON[string] }
+
+func (c failingCodec) Decode(data []byte) (string, error) {
+	s, err := c.JSON.Decode(data)
+	if err == nil && s == "undecodable" {
+		return "", errors.New("no decoder for it")
+	}
+	return s, err
+}
+
+// TestErrorHandlerGoexitSettlesTask: a Config.OnError that calls
+// runtime.Goexit, as t.FailNow does, ends its worker only: the failure it
+// was given is retried or dead-lettered all the same, on the spot, and a
+// worker takes the place of the one it ended. It used to leave the task
+// held, its lease renewed until Close, and to end the worker that took
+// the first one's place too, so that the actor's one worker was gone and
+// the tasks behind never ran.
+func TestErrorHandlerGoexitSettlesTask(t *testing.T) {
+	r := newRig(t)
+	var ran ledger[string]
+	a := start(r, "onerror-goexit", func(ctx context.Context, task actor.Task[string]) error {
+		ran.add(fmt.Sprint(task.Payload, task.Attempt))
+		switch {
+		case task.Payload == "permanent":
+			return actor.Permanent(errors.New("bad request"))
+		case task.Payload == "retry" && task.Attempt == 1:
+			return errors.New("not yet")
+		}
+		return nil
+	}, Config[string]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, PollInterval: 10 * time.Millisecond,
+		Codec: failingCodec{}, Logger: quiet(t), OnError: func(*actor.TaskError) { runtime.Goexit() }})
+	for _, p := range []string{"permanent", "retry", "undecodable", "fine"} {
+		if _, err := a.Send(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 20*time.Second, "two completed, two dead-lettered", func() bool {
+		s := stats(t, a)
+		return s.Completed == 2 && s.DeadLettered == 2
+	})
+	letters, err := a.DeadLetters(t.Context(), LetterFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]Reason{}
+	for _, d := range letters {
+		reasons[string(d.Raw)] = d.Reason
+	}
+	if len(letters) != 2 || reasons[`"permanent"`] != ReasonPermanent || reasons[`"undecodable"`] != ReasonUndecodable {
+		t.Errorf("dead letters %v, want permanent and undecodable", reasons)
+	}
+	for _, run := range []string{"permanent1", "retry1", "retry2", "fine1"} {
+		if ran.times(run) != 1 {
+			t.Errorf("%s ran %d times, want once", run, ran.times(run))
+		}
+	}
+	if n := ran.count(); n != 4 {
+		t.Errorf("the handler ran %d times, want 4", n)
+	}
+	if s := stats(t, a); s.Workers != 1 || s.Busy != 0 || s.Running != 0 || s.Lost != 0 {
+		t.Errorf("stats %+v: want the one worker idle, no task running or lost", s)
+	}
+}
+
 // writerFunc is an io.Writer made of a function.
 type writerFunc func([]byte) (int, error)
 

@@ -3,12 +3,14 @@ package pgactor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"strings"
 	"time"
 
 	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/internal/errs"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -66,14 +68,23 @@ type AttemptResult = tasktrace.AttemptResultOf[Reason]
 const headerPrefix = "pgactor-"
 
 // traceSend runs a send under a.tracer: it stores the tracer's headers
-// with the tasks.
+// with the tasks. A panic of the tracer as the send starts fails the
+// send, which stores nothing; one as it ends is logged, and the send's
+// result stands: its caller learns whether its tasks are stored, rather
+// than the tracer's panic.
 func (a *Actor[T]) traceSend(ctx context.Context, tx pgx.Tx, payloads []T, o *sendOptions, batch bool) ([]uint64, error) {
-	ctx, headers, end := a.tracer.StartSend(ctx, SendInfo{
-		Actor: a.name, Type: o.typ, Count: len(payloads), Batch: batch, RunAt: o.at, After: o.delay,
-	})
+	info := SendInfo{Actor: a.name, Type: o.typ, Count: len(payloads), Batch: batch, RunAt: o.at, After: o.delay}
+	var headers map[string]string
+	var end func([]uint64, error)
+	if err := errs.Protect("Tracer.StartSend", func() { ctx, headers, end = a.tracer.StartSend(ctx, info) }); err != nil {
+		return nil, fmt.Errorf("pgactor: send to %q: nothing stored: %w", a.name, err)
+	}
 	o.headers = encodeHeaders(headers)
 	ids, err := a.sendEncoded(ctx, tx, payloads, o, batch)
-	end(ids, err)
+	if perr := errs.Protect("Tracer.StartSend's end", func() { end(ids, err) }); perr != nil {
+		a.log.LogAttrs(ctx, slog.LevelError, "pgactor: tracer panicked ending a send; the send's result stands",
+			slog.String("actor", a.name), slog.Int("tasks", len(payloads)), slog.Any("send_error", err), slog.Any("panic", perr))
+	}
 	return ids, err
 }
 
@@ -129,22 +140,29 @@ type attemptTrace struct {
 }
 
 // startAttempt starts the trace of l's attempt, when the actor has a
-// Tracer, and returns the handler's context.
-func (a *Actor[T]) startAttempt(worker string, l *lease) context.Context {
+// Tracer, and returns the handler's context. A panic of the tracer is
+// returned as an *actor.PanicError, for the attempt to fail with: the
+// attempt is then not traced.
+func (a *Actor[T]) startAttempt(worker string, l *lease) (context.Context, error) {
 	if a.tracer == nil {
-		return l.ctx
+		return l.ctx, nil
 	}
 	headers, err := tracerHeaders(l)
 	if err != nil {
 		a.log.LogAttrs(context.Background(), slog.LevelWarn, "pgactor: a task's headers are not a JSON object of strings; its attempt starts a trace of its own",
 			slog.String("actor", a.name), slog.Int64("task_id", l.id), slog.Any("error", err))
 	}
-	ctx, end := a.tracer.StartAttempt(l.ctx, AttemptInfo{
+	info := AttemptInfo{
 		Actor: a.name, Worker: worker, ID: uint64(l.id), Type: l.typ,
 		Attempt: l.attempt, Lost: l.lost, Enqueued: l.enqueued, Due: l.dueAt(),
-	}, headers)
+	}
+	var ctx context.Context
+	var end func(AttemptResult)
+	if err := errs.Protect("Tracer.StartAttempt", func() { ctx, end = a.tracer.StartAttempt(l.ctx, info, headers) }); err != nil {
+		return l.ctx, err
+	}
 	l.trace = &attemptTrace{end: end}
-	return ctx
+	return ctx, nil
 }
 
 // failed records the error of the attempt's handler, or why it did not
@@ -173,16 +191,27 @@ func (t *attemptTrace) deadLettered(reason Reason) {
 	}
 }
 
-// finish hands the result to the Tracer, once. An attempt whose outcome
-// was not recorded counts as lost: its task runs again once the lease
-// runs out.
-func (t *attemptTrace) finish() {
+// finish hands the result to the Tracer, once, and returns the panic of
+// its end function as an *actor.PanicError. An attempt whose outcome was
+// not recorded counts as lost: its task runs again once the lease runs
+// out.
+func (t *attemptTrace) finish() error {
 	if t == nil || t.ended {
-		return
+		return nil
 	}
 	t.ended = true
 	if t.result.Outcome == 0 {
 		t.result.Outcome = OutcomeLost
 	}
-	t.end(t.result)
+	return errs.Protect("Tracer.StartAttempt's end", func() { t.end(t.result) })
+}
+
+// endAttempt ends the trace of l's attempt. The outcome is recorded by
+// then, and stands: a panic of the tracer is only logged.
+func (a *Actor[T]) endAttempt(worker string, l *lease) {
+	if err := l.trace.finish(); err != nil {
+		a.log.LogAttrs(context.Background(), slog.LevelError, "pgactor: tracer panicked ending an attempt; the attempt's outcome stands",
+			slog.String("actor", a.name), slog.String("worker", worker), slog.Int64("task_id", l.id),
+			slog.String("outcome", l.trace.result.Outcome.String()), slog.Any("panic", err))
+	}
 }

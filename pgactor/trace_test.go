@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -508,7 +511,7 @@ func TestTraceOffAllocatesNothing(t *testing.T) {
 	l := &lease{id: 1, attempt: 1, headers: []byte(`{"trace":"x"}`), ctx: context.Background()}
 	errFailed := errors.New("x")
 	allocs := testing.AllocsPerRun(100, func() {
-		if ctx := a.startAttempt("a/1", l); ctx != l.ctx {
+		if ctx, err := a.startAttempt("a/1", l); ctx != l.ctx || err != nil {
 			t.Fatal("the handler's context is not the lease's")
 		}
 		l.trace.failed(errFailed)
@@ -530,5 +533,147 @@ func TestOutcomeString(t *testing.T) {
 		if got := o.String(); got != want {
 			t.Errorf("Outcome(%d).String() = %q, want %q", o, got, want)
 		}
+	}
+}
+
+// TestTracerPanicOnSend checks that a Tracer that panics as a send starts
+// fails the send with an error naming it, and stores nothing; and that
+// one that panics as the send ends leaves the send's result as it was,
+// and logs the panic. Either way the caller learns truly whether its
+// tasks are stored, where the panic used to go up its goroutine: a
+// caller that did not recover it was taken down by the tracer's bug, and
+// one that did could not tell whether its tasks had been stored.
+func TestTracerPanicOnSend(t *testing.T) {
+	r := newRig(t)
+	for i, c := range []struct {
+		at     string
+		stored bool
+	}{{tracerec.AtStartSend, false}, {tracerec.AtSendEnd, true}} {
+		t.Run(c.at, func(t *testing.T) {
+			var logs lockedBuffer
+			tr := &tracerec.Panicking[AttemptResult]{Recorder: newRecTracer(map[string]string{"trace": "x"}), At: c.at}
+			name := fmt.Sprintf("sendpanic%d", i)
+			a := start(r, name, nil, Config[int]{Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			for _, send := range []struct {
+				name string
+				send func() ([]uint64, error)
+			}{
+				{"Send", func() ([]uint64, error) { id, err := a.Send(t.Context(), 1); return []uint64{id}, err }},
+				{"SendBatch", func() ([]uint64, error) { return a.SendBatch(t.Context(), []int{2, 3}) }},
+			} {
+				before := r.count("SELECT count(*) FROM {s}.tasks WHERE actor = $1", name)
+				ids, err := send.send()
+				stored := r.count("SELECT count(*) FROM {s}.tasks WHERE actor = $1", name) - before
+				if !c.stored {
+					var pe *actor.PanicError
+					if !errors.As(err, &pe) || pe.Func != "Tracer.StartSend" || pe.Value != tracerec.PanicValue || stored != 0 {
+						t.Errorf("%s: error %v, %d tasks stored; want a panic of Tracer.StartSend, nothing stored", send.name, err, stored)
+					}
+					continue
+				}
+				if err != nil || stored != len(ids) || slices.Contains(ids, 0) {
+					t.Errorf("%s: IDs %v, error %v, %d tasks stored; want them all stored", send.name, ids, err, stored)
+				}
+				for _, id := range ids {
+					if got := r.storedHeaders("tasks", id); got["trace"] != "x" {
+						t.Errorf("%s: task %d stored headers %v, want the tracer's", send.name, id, got)
+					}
+				}
+			}
+			if c.stored {
+				if out := logs.String(); strings.Count(out, "Tracer.StartSend's end panicked: "+tracerec.PanicValue) != 2 {
+					t.Errorf("the log does not tell of both panics:\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+// TestTracerPanicOnAttempt checks that a Tracer's panic on a worker takes
+// down neither the worker nor the process, and loses no task. A panic as
+// the attempt starts fails the attempt as a handler's panic does, with an
+// *actor.PanicError naming Tracer.StartAttempt, the handler not run: the
+// task is retried, and dead-lettered with that error once its attempts
+// are spent. A panic as the attempt ends leaves the outcome recorded, and
+// is logged. Either way the one worker goes on to the next task.
+func TestTracerPanicOnAttempt(t *testing.T) {
+	for i, c := range []struct {
+		name  string
+		at    string
+		until int // the tracer panics for attempts up to until; 0 for all
+		// ran is the attempt whose handler ran, 0 for none; letter, the
+		// dead letters' reason, 0 for none; failures, how many times
+		// OnError hears of each task.
+		ran      int
+		letter   Reason
+		failures int
+	}{
+		{"StartAttempt once", tracerec.AtStartAttempt, 1, 2, 0, 1},
+		{"StartAttempt always", tracerec.AtStartAttempt, 0, 0, ReasonMaxAttempts, 2},
+		{"attempt end", tracerec.AtAttemptEnd, 0, 1, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t)
+			var logs lockedBuffer
+			var errs errorLog
+			var ran ledger[[2]int]
+			tr := &tracerec.Panicking[AttemptResult]{Recorder: newRecTracer(nil), At: c.at, Until: c.until}
+			a := start(r, fmt.Sprintf("attemptpanic%d", i), func(ctx context.Context, task actor.Task[int]) error {
+				ran.add([2]int{task.Payload, task.Attempt})
+				return nil
+			}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, PollInterval: 10 * time.Millisecond,
+				Tracer: tr, OnError: errs.add, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			ids := map[uint64]int{}
+			for p := 1; p <= 2; p++ {
+				id, err := a.Send(t.Context(), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[id] = p
+			}
+			eventually(t, 20*time.Second, "both tasks settled", func() bool {
+				s := stats(t, a)
+				return s.Completed+s.DeadLettered == 2 && s.Busy == 0
+			})
+			if c.ran == 0 && ran.count() != 0 || c.ran != 0 && (ran.count() != 2 || ran.times([2]int{1, c.ran}) != 1 || ran.times([2]int{2, c.ran}) != 1) {
+				t.Errorf("the handler ran %d times, want only attempt %d of each task", ran.count(), c.ran)
+			}
+			e := errs.all()
+			if len(e) != 2*c.failures {
+				t.Errorf("OnError heard of %d failures, want %d", len(e), 2*c.failures)
+			}
+			for _, te := range e {
+				var pe *actor.PanicError
+				if !errors.As(te.Err, &pe) || pe.Func != "Tracer.StartAttempt" || pe.Value != tracerec.PanicValue || te.Final != (te.Attempt == 2) {
+					t.Errorf("OnError got %v (final %v), want a panic of Tracer.StartAttempt, final at attempt 2", te, te.Final)
+				}
+			}
+			letters, err := a.DeadLetters(t.Context(), LetterFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.letter == 0 && len(letters) != 0 || c.letter != 0 && len(letters) != 2 {
+				t.Errorf("dead letters %+v, want %d", letters, map[bool]int{true: 2}[c.letter != 0])
+			}
+			for _, l := range letters {
+				if l.Reason != c.letter || l.Err == nil || !strings.Contains(l.Err.Error(), "Tracer.StartAttempt panicked: "+tracerec.PanicValue) {
+					t.Errorf("task %d dead-lettered for %v with %v, want %v with the tracer's panic", l.Task.Payload, l.Reason, l.Err, c.letter)
+				}
+			}
+			for range map[bool]int{true: 2}[c.ran != 0] {
+				if got := tr.Next(t); got.Info.Attempt != c.ran || got.Result.Outcome != OutcomeCompleted {
+					t.Errorf("the tracer got attempt %+v, want attempt %d completed", got, c.ran)
+				}
+			}
+			if c.at == tracerec.AtAttemptEnd {
+				if out := logs.String(); strings.Count(out, "Tracer.StartAttempt's end panicked: "+tracerec.PanicValue) != 2 {
+					t.Errorf("the log does not tell of both panics:\n%s", out)
+				}
+			}
+			tr.NoMore(t)
+			if s := stats(t, a); s.Workers != 1 {
+				t.Errorf("stats %+v: want the one worker still there", s)
+			}
+		})
 	}
 }

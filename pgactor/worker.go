@@ -2,12 +2,14 @@ package pgactor
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 // spawnLocked starts a worker that runs first, if not nil, then waits for
@@ -95,21 +97,33 @@ func (a *Actor[T]) leave() {
 }
 
 // afterGoexit settles the task of a worker whose handler called
-// runtime.Goexit, and starts a worker in its place.
+// runtime.Goexit, and starts a worker in its place. A Goexit of OnError,
+// or of the Tracer's end, comes after the task was settled (report runs
+// the settle deferred), and finds its lease forgotten.
 func (a *Actor[T]) afterGoexit(name string, l *lease) {
-	if l != nil {
+	// Deferred, so that a worker takes this one's place even when OnError,
+	// told of the handler's Goexit, calls Goexit again.
+	defer func() {
+		a.mu.Lock()
+		a.workers--
+		a.busy--
+		a.spawnLocked(nil)
+		a.idle++
+		a.mu.Unlock()
+		nudge(a.free)
+	}()
+	if l == nil {
+		return
+	}
+	defer a.endAttempt(name, l)
+	a.mu.Lock()
+	settled := l.forgotten
+	a.mu.Unlock()
+	if !settled {
 		err := &actor.PanicError{Func: "handler", Goexit: true, Stack: debug.Stack()}
 		l.trace.failed(err)
 		a.fail(name, l, err)
-		l.trace.finish()
 	}
-	a.mu.Lock()
-	a.workers--
-	a.busy--
-	a.spawnLocked(nil)
-	a.idle++
-	a.mu.Unlock()
-	nudge(a.free)
 }
 
 // execute runs l's handler once and settles what became of its task. It
@@ -119,15 +133,16 @@ func (a *Actor[T]) afterGoexit(name string, l *lease) {
 // letters without running.
 func (a *Actor[T]) execute(worker string, l *lease) *lease {
 	defer l.cancel(nil)
-	ctx := a.startAttempt(worker, l)
-	next := a.run(ctx, worker, l)
-	l.trace.finish()
+	ctx, traceErr := a.startAttempt(worker, l)
+	next := a.run(ctx, worker, l, traceErr)
+	a.endAttempt(worker, l)
 	return next
 }
 
 // run is execute's attempt, with ctx the handler's context before its
-// timeout.
-func (a *Actor[T]) run(ctx context.Context, worker string, l *lease) *lease {
+// timeout; traceErr, when not nil, the panic of the Tracer as the attempt
+// started, which the attempt fails with instead of running the handler.
+func (a *Actor[T]) run(ctx context.Context, worker string, l *lease, traceErr error) *lease {
 	switch {
 	case l.canceled:
 		a.deadLetter(worker, l, ReasonCanceled, nil, false)
@@ -146,7 +161,14 @@ func (a *Actor[T]) run(ctx context.Context, worker string, l *lease) *lease {
 		ctx, cancel = context.WithTimeout(ctx, a.set.timeout)
 		defer cancel()
 	}
-	err = a.call(ctx, l, payload)
+	if traceErr != nil {
+		// A handler's panic fails its attempt, and so does a tracer's
+		// around it: the task is retried, or dead-lettered with the panic,
+		// rather than run with a context the tracer did not make.
+		err = traceErr
+	} else {
+		err = a.call(ctx, l, payload)
+	}
 	l.trace.failed(err)
 	fault(pointHandled)
 	return a.settle(worker, l, err)
@@ -165,14 +187,34 @@ func (a *Actor[T]) decode(data []byte) (p T, err error) {
 	return a.codec.Decode(data)
 }
 
-// call runs the handler, turning a panic into an *actor.PanicError. A
-// handler that calls runtime.Goexit ends the worker; work's deferred
-// afterGoexit settles its task.
+// call runs the handler, turning a panic into an *actor.PanicError, as
+// checkError does one of the methods of the error it returned. A handler
+// that calls runtime.Goexit ends the worker; work's deferred afterGoexit
+// settles its task.
 func (a *Actor[T]) call(ctx context.Context, l *lease, payload T) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &actor.PanicError{Func: "handler", Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return a.handler(ctx, taskOf(l, payload))
+	return checkError(a.handler(ctx, taskOf(l, payload)))
+}
+
+// checkError returns err, the handler's, or an *actor.PanicError when the
+// methods that settling its attempt calls on it panic. They are the
+// handler's code too, and a nil *E returned as an error, whose methods
+// read its fields, panics in them: that fails the attempt, as a panic in
+// the handler does, rather than the process.
+func checkError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if perr := errs.Protect("the handler's error", func() {
+		_ = err.Error()
+		_ = errors.Is(err, actor.ErrPermanent)
+		_ = snoozed(err)
+	}); perr != nil {
+		return perr
+	}
+	return err
 }

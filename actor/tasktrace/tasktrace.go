@@ -30,7 +30,12 @@ type Tracer = TracerOf[AttemptResult]
 // backend keeps it in: retries, the dead letters, and back on replay, so
 // that a replayed task's attempts continue the trace of its send.
 //
-// Its methods are called by many goroutines at once.
+// Its methods are called by many goroutines at once. A backend recovers
+// their panics, and those of the functions they return, as it does a
+// handler's: a panic of StartSend fails the send, which stores nothing;
+// one of StartAttempt fails the attempt, the handler not run, so that the
+// task is retried or dead-lettered with it; one of an end function is
+// logged, and the send's result or the attempt's outcome stands.
 type TracerOf[R any] interface {
 	// StartSend is called as a send begins, once its options are checked.
 	// It returns the context the send runs with, the headers to store

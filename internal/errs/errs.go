@@ -8,6 +8,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 )
 
@@ -119,4 +120,18 @@ func (e *PanicError) Error() string {
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
+}
+
+// Protect calls fn, and returns its panic as a *PanicError naming what as
+// the function that panicked; nil when fn returns. The durable actors call
+// a Tracer through it, so that the tracer's bug fails no more than the
+// step it was called for, rather than the goroutine that called it.
+func Protect(what string, fn func()) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Func: what, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	fn()
+	return nil
 }

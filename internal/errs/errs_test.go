@@ -85,3 +85,17 @@ func TestPanicError(t *testing.T) {
 		t.Error("a panic with a string unwraps to an error")
 	}
 }
+
+func TestProtect(t *testing.T) {
+	if err := Protect("f", func() {}); err != nil {
+		t.Errorf("a call that returns: %v, want nil", err)
+	}
+	err := Protect("Tracer.StartSend", func() { panic(io.EOF) })
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Func != "Tracer.StartSend" || pe.Value != io.EOF || len(pe.Stack) == 0 {
+		t.Errorf("a call that panics: %#v, want a *PanicError naming it, with the value and a stack", err)
+	}
+	if err := Protect("f", func() { panic(nil) }); err == nil {
+		t.Error("panic(nil) was not recovered")
+	}
+}

@@ -106,3 +106,53 @@ func (r *Recorder[R]) NoMore(t testing.TB) {
 	default:
 	}
 }
+
+// The callbacks of a Tracer that a Panicking one can panic in.
+const (
+	AtStartSend    = "StartSend"
+	AtSendEnd      = "send end"
+	AtStartAttempt = "StartAttempt"
+	AtAttemptEnd   = "attempt end"
+)
+
+// PanicValue is what a Panicking tracer panics with.
+const PanicValue = "tracerec: the tracer's bug"
+
+// A Panicking is a Recorder that panics with PanicValue in the callback
+// At names: before it starts a send or an attempt, or after it has kept
+// one that ended. Its attempt callbacks panic only for attempts up to
+// Until, when it is not 0.
+type Panicking[R any] struct {
+	*Recorder[R]
+	At    string
+	Until int
+}
+
+// StartSend panics at AtStartSend; its end, at AtSendEnd.
+func (p *Panicking[R]) StartSend(ctx context.Context, info tasktrace.SendInfo) (context.Context, map[string]string, func([]uint64, error)) {
+	if p.At == AtStartSend {
+		panic(PanicValue)
+	}
+	ctx, headers, end := p.Recorder.StartSend(ctx, info)
+	return ctx, headers, func(ids []uint64, err error) {
+		end(ids, err)
+		if p.At == AtSendEnd {
+			panic(PanicValue)
+		}
+	}
+}
+
+// StartAttempt panics at AtStartAttempt; its end, at AtAttemptEnd.
+func (p *Panicking[R]) StartAttempt(ctx context.Context, info tasktrace.AttemptInfo, headers map[string]string) (context.Context, func(R)) {
+	panics := p.Until == 0 || info.Attempt <= p.Until
+	if panics && p.At == AtStartAttempt {
+		panic(PanicValue)
+	}
+	ctx, end := p.Recorder.StartAttempt(ctx, info, headers)
+	return ctx, func(res R) {
+		end(res)
+		if panics && p.At == AtAttemptEnd {
+			panic(PanicValue)
+		}
+	}
+}
