@@ -19,9 +19,10 @@ import (
 // how a round serves many workers. round.go builds and applies a round,
 // fetch.go reserves the workers a fetch is for and hands them their tasks.
 //
-// Being one goroutine, the pump's statements never wait on each other's
-// row locks, so they cannot deadlock; the workers' own statements (a
-// retry, a dead letter, a Tx handler's completion) each lock one row.
+// The workers' own statements (a retry, a dead letter, a snooze, a Tx
+// handler's completion) each lock the one row of their lease, and wait
+// for no other task's row while they hold it, so they close no cycle of
+// waits with the rounds.
 
 // maxGroup bounds how many completions and give-backs one round commits.
 const maxGroup = 1000
@@ -33,12 +34,19 @@ const maxGroup = 1000
 // single round at a time leaves all but one of the server's cores idle
 // and makes every worker wait for a whole round trip and commit before it
 // gets its next task. The rounds never wait on each other's row locks:
-// each completes and gives back tasks no other round names, the fetches
-// skip locked rows, and the heartbeat names every lease but those that
-// the rounds in flight settle, one heartbeat at a time. The heartbeat does
-// not wait for a round alone: under a steady load some round is always in
-// flight, and a heartbeat that waited for none would wait while the
-// leases of long tasks ran out.
+// each completes and gives back tasks no other round names; the heartbeat
+// names every lease but those that the rounds in flight settle, one
+// heartbeat at a time, and a lease handed in while the heartbeat in
+// flight renews it is settled by a round after that one (afterBeat); the
+// fetches skip locked rows, and come last in their round, which then
+// waits for nothing more. Two rounds that shared rows could deadlock,
+// PostgreSQL aborting one of them after deadlock_timeout: a statement
+// locks its rows in the order its plan visits them — by id from the
+// primary key, in the table's order from a scan of it, which the planner
+// picks for many ids — and a round's statements lock theirs one after
+// another. The heartbeat does not wait for a round alone: under a steady
+// load some round is always in flight, and a heartbeat that waited for
+// none would wait while the leases of long tasks ran out.
 
 // A settling is a lease a worker hands the pump to settle: its task's
 // completion to commit, or the lease to give back.
@@ -62,6 +70,11 @@ type pump[T any] struct {
 
 	// Handed in by the workers, for the next round.
 	completions, giveBacks []*settling
+	// Handed in by the workers while the heartbeat in flight renews their
+	// leases, for a round after it; renewing is the ids of the leases it
+	// renews, nil when no heartbeat is in flight.
+	afterBeat []*settling
+	renewing  map[int64]bool
 
 	ready     bool            // the queue may hold due tasks: fetch
 	heartbeat bool            // the leases are due for renewal
@@ -148,11 +161,15 @@ func (p *pump[T]) wait() {
 	}
 }
 
-// add takes in a lease a worker handed in.
+// add takes in a lease a worker handed in: for the next round, or, when
+// the heartbeat in flight renews it, for a round after that.
 func (p *pump[T]) add(s *settling) {
-	if s.giveBack {
+	switch {
+	case p.renewing[s.l.id]:
+		p.afterBeat = append(p.afterBeat, s)
+	case s.giveBack:
 		p.giveBacks = append(p.giveBacks, s)
-	} else {
+	default:
 		p.completions = append(p.completions, s)
 	}
 }
@@ -174,7 +191,11 @@ func (p *pump[T]) gather() {
 func (p *pump[T]) newRound(beat bool) *round {
 	rd := &round{completions: p.completions, giveBacks: p.giveBacks, heartbeat: beat, wakes: p.wakes}
 	if beat {
-		rd.unrenewed = p.settlingIDs(rd)
+		rd.beat = p.a.renewable(p.settlingIDs(rd))
+		p.renewing = make(map[int64]bool, len(rd.beat))
+		for _, l := range rd.beat {
+			p.renewing[l.id] = true
+		}
 	}
 	if p.stopping != nil && (p.ready || len(p.completions) > 0) {
 		rd.fromIdle, rd.want, rd.spare = p.a.reserve(len(p.completions))
@@ -189,7 +210,7 @@ func (p *pump[T]) newRound(beat bool) *round {
 // settlingIDs returns the ids of the leases that rd and the rounds in
 // flight settle: a heartbeat in rd leaves them alone, for their rows are
 // being deleted or given back, and renewing them would wait for those
-// rounds to commit.
+// rounds to commit — or deadlock with them.
 func (p *pump[T]) settlingIDs(rd *round) map[int64]bool {
 	ids := make(map[int64]bool)
 	rd.addSettling(ids)
@@ -222,12 +243,20 @@ func (p *pump[T]) launch(rd *round) {
 }
 
 // absorb takes in the result of a round that was in flight: after a
-// failure, its work for the next round and a pause; after a fetch that
-// found fewer tasks than it asked for, a wait for a wake-up.
+// heartbeat, the leases handed in that waited for it, for the next round;
+// after a failure, its work for the next round and a pause; after a fetch
+// that found fewer tasks than it asked for, a wait for a wake-up.
 func (p *pump[T]) absorb(res roundResult) {
 	a := p.a
 	rd := res.rd
 	p.inflight = slices.DeleteFunc(p.inflight, func(r *round) bool { return r == rd })
+	if rd.heartbeat {
+		after := p.afterBeat
+		p.afterBeat, p.renewing = nil, nil
+		for _, s := range after {
+			p.add(s)
+		}
+	}
 	if res.err != nil {
 		completions, giveBacks := a.failRound(rd, res.err, false)
 		p.completions, p.giveBacks = append(completions, p.completions...), append(giveBacks, p.giveBacks...)

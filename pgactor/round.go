@@ -16,17 +16,16 @@ import (
 type round struct {
 	completions, giveBacks []*settling
 	heartbeat              bool
-	unrenewed              map[int64]bool // with heartbeat, the leases it leaves alone: those settled by it or by the rounds in flight
-	fromIdle               int            // idle workers reserved for the fetched tasks
-	want                   int            // tasks to fetch; 0 for none
-	spare                  int            // places held in pending for new workers
-	wakes                  int            // the pump's count of wake-ups when it made the round
+	beat                   []*lease // with heartbeat, the leases it renews: all but those settled by it or by the rounds in flight
+	fromIdle               int      // idle workers reserved for the fetched tasks
+	want                   int      // tasks to fetch; 0 for none
+	spare                  int      // places held in pending for new workers
+	wakes                  int      // the pump's count of wake-ups when it made the round
 
 	// What buildRound queued, and the batch's rows fill in.
 	batch     *pgx.Batch
 	completed map[int64]int32 // the completions committed: task id to its lease's fencing token
-	beat      []*lease        // the leases the heartbeat renews
-	held      map[int64]bool  // those it found still held, by task id: canceled or not
+	held      map[int64]bool  // the leases of beat found still held, by task id: canceled or not
 	fetched   []*lease
 }
 
@@ -58,21 +57,26 @@ func (a *Actor[T]) buildRound(rd *round) {
 		a.store.giveBack(rd.batch, leasesOf(rd.giveBacks))
 	}
 	rd.held = make(map[int64]bool)
-	if rd.heartbeat {
-		a.mu.Lock()
-		for id, l := range a.leases {
-			if !rd.unrenewed[id] {
-				rd.beat = append(rd.beat, l)
-			}
-		}
-		a.mu.Unlock()
-		if len(rd.beat) > 0 {
-			a.store.heartbeat(rd.batch, rd.beat, a.set.lease, rd.held)
-		}
+	if len(rd.beat) > 0 {
+		a.store.heartbeat(rd.batch, rd.beat, a.set.lease, rd.held)
 	}
 	if rd.want > 0 {
 		a.store.fetch(rd.batch, rd.want, a.set.lease, &rd.fetched)
 	}
+}
+
+// renewable returns the leases this instance holds but those whose ids
+// are in unrenewed: the leases a heartbeat renews.
+func (a *Actor[T]) renewable(unrenewed map[int64]bool) []*lease {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var beat []*lease
+	for id, l := range a.leases {
+		if !unrenewed[id] {
+			beat = append(beat, l)
+		}
+	}
+	return beat
 }
 
 // addSettling adds to ids the ids of the leases rd settles: those it
