@@ -1,6 +1,7 @@
 package pgactor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/actorpool/actorpool/pgpool"
+	"github.com/jackc/pgx/v5"
 )
 
 // newAdmin returns an Admin of the rig's schema.
@@ -429,4 +433,218 @@ func TestTaskCursorOutOfRange(t *testing.T) {
 	if err != nil || len(page.Tasks) != 0 || page.Next != 0 {
 		t.Errorf("Admin.Tasks(After: MaxInt64) = %v, %v; want an empty last page", page, err)
 	}
+}
+
+// TestAdminRacesRound checks that RunNow and Delete, whose statement locks
+// the rows of the waiting tasks among their ids in id order, do not fail
+// when PostgreSQL aborts them to break a deadlock with a round of the
+// pump. A task the statement found waiting, but that a fetch took before
+// the statement locked its row, is left out — but its row stays locked
+// until the statement ends; a round that then gives that task back waits
+// for the statement, which may be waiting for a row the round holds.
+//
+// The test plays the pump itself, on an actor that runs none, with four
+// tasks t1 < t2 < t3 < t4 that the operator names: side transactions
+// holding t1 and t3 make the statement wait, first with its snapshot
+// taken while the fetch takes t2 and t4, then with t2 locked while a
+// round completes t4 and waits to give back t2. The statement, let go,
+// waits for t4 and closes the cycle. The round's sessions look for a
+// deadlock only after ten minutes, so that the statement is the one
+// PostgreSQL aborts; the sessions of a role that may not set that are
+// refused, and the test skipped.
+func TestAdminRacesRound(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		op   func(*Admin, context.Context, ...uint64) ([]uint64, error)
+		gone bool // whether the tasks op returns are deleted
+	}{
+		{"RunNow", (*Admin).RunNow, false},
+		{"Delete", (*Admin).Delete, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t)
+			ctx := t.Context()
+			pumps := newPoolSetting(t, r.dsn, 4, map[string]string{"deadlock_timeout": "10min"})
+			operators := newPoolSetting(t, r.dsn, 2, map[string]string{"deadlock_timeout": "20ms"})
+			for _, p := range []*pgpool.Pool{pumps, operators} {
+				if err := p.Ping(ctx); err != nil {
+					t.Skipf("the role may not set deadlock_timeout: %v", err)
+				}
+			}
+			a := startOn(r, pumps, "adminrace", nil, Config[int]{Lease: time.Minute, Logger: quiet(t)})
+			admin, err := NewAdmin(ctx, operators, r.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, err := a.SendBatch(ctx, []int{1, 2, 3, 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t1, t2, t3, t4 := ids[0], ids[1], ids[2], ids[3]
+
+			hold1, pid1 := r.lockTask(t1)
+			hold3, pid3 := r.lockTask(t3)
+			done := make(chan opResult, 1)
+			go func() {
+				ids, err := tt.op(admin, ctx, t1, t2, t3, t4)
+				done <- opResult{ids, err}
+			}()
+			operator := r.blockedBy(pid1, "the operator's statement did not wait for t1")
+
+			leases := fetchNow(t, a, 4)
+			if len(leases) != 2 || leases[0].id != int64(t2) || leases[1].id != int64(t4) {
+				t.Fatalf("fetched %d tasks, want t2 and t4 (%d, %d)", len(leases), t2, t4)
+			}
+			if err := hold1.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if r.blockedBy(pid3, "the operator's statement did not wait for t3") != operator {
+				t.Fatal("another session waits for t3")
+			}
+
+			// t4's worker hands in its completion, t2's gives t2 back.
+			p := &pump[int]{a: a, results: make(chan roundResult, 1)}
+			reply := make(chan outcome, 1)
+			p.add(&settling{l: leases[1], reply: reply})
+			p.add(&settling{l: leases[0], giveBack: true})
+			p.launch(p.newRound(false))
+			r.blockedBy(operator, "the round did not wait for t2")
+
+			if err := hold3.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res := within(t, done, 10*time.Second, "the operator's statement did not end")
+			if res.err != nil {
+				t.Fatalf("%s beside a round: %v", tt.name, res.err)
+			}
+			// t2 is among them if the round committed before the
+			// statement ran again.
+			if !slices.Equal(res.ids, []uint64{t1, t3}) && !slices.Equal(res.ids, []uint64{t1, t2, t3}) {
+				t.Errorf("%s = %v, want t1, t3 (%d, %d) and maybe t2 (%d)", tt.name, res.ids, t1, t3, t2)
+			}
+			if rr := within(t, p.results, 10*time.Second, "the round did not end"); rr.err != nil {
+				t.Fatalf("the round: %v", rr.err)
+			}
+			if o := within(t, reply, time.Second, "t4's completion was not answered"); o.err != nil {
+				t.Errorf("t4's completion: %v", o.err)
+			}
+			waiting := 1
+			if tt.gone && slices.Contains(res.ids, t2) {
+				waiting = 0
+			}
+			if n := r.count(`SELECT count(*) FROM {s}.tasks WHERE id = $1 AND owner IS NULL`, t2); n != waiting {
+				t.Errorf("%d rows of t2 waiting, want %d", n, waiting)
+			}
+			if n := r.count(`SELECT count(*) FROM {s}.tasks WHERE id = $1`, t4); n != 0 {
+				t.Error("t4 was not completed")
+			}
+		})
+	}
+}
+
+// TestAdminRacesFetch checks that RunNow and Delete, at a default
+// isolation of REPEATABLE READ, do not fail when a fetch takes one of
+// their tasks after their snapshot: locking its row, changed since, the
+// statement fails with a serialization failure, where at READ COMMITTED
+// it checks the row anew and leaves the task out. A side transaction
+// holding t1 makes the statement wait, its snapshot taken, while the
+// fetch takes t2.
+func TestAdminRacesFetch(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		op   func(*Admin, context.Context, ...uint64) ([]uint64, error)
+	}{
+		{"RunNow", (*Admin).RunNow},
+		{"Delete", (*Admin).Delete},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t)
+			ctx := t.Context()
+			a := start(r, "adminrace", nil, Config[int]{Lease: time.Minute, Logger: quiet(t)})
+			operators := newPoolSetting(t, r.dsn, 2, map[string]string{"default_transaction_isolation": "repeatable read"})
+			admin, err := NewAdmin(ctx, operators, r.schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, err := a.SendBatch(ctx, []int{1, 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t1, t2 := ids[0], ids[1]
+
+			hold, pid := r.lockTask(t1)
+			done := make(chan opResult, 1)
+			go func() {
+				ids, err := tt.op(admin, ctx, t1, t2)
+				done <- opResult{ids, err}
+			}()
+			r.blockedBy(pid, "the operator's statement did not wait for t1")
+			if leases := fetchNow(t, a, 2); len(leases) != 1 || leases[0].id != int64(t2) {
+				t.Fatalf("fetched %d tasks, want t2 (%d)", len(leases), t2)
+			}
+			if err := hold.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res := within(t, done, 10*time.Second, "the operator's statement did not end")
+			if res.err != nil || !slices.Equal(res.ids, []uint64{t1}) {
+				t.Errorf("%s beside a fetch = %v, %v, want t1 (%d)", tt.name, res.ids, res.err, t1)
+			}
+			if n := r.count(`SELECT count(*) FROM {s}.tasks WHERE id = $1 AND owner IS NOT NULL`, t2); n != 1 {
+				t.Error("t2 is not running")
+			}
+		})
+	}
+}
+
+// An opResult is what an operator's statement on a goroutine returned.
+type opResult struct {
+	ids []uint64
+	err error
+}
+
+// lockTask returns a transaction that holds the row of task id, rolled
+// back when the test ends unless committed, and its session's pid.
+func (r *rig) lockTask(id uint64) (pgx.Tx, int) {
+	t := r.t
+	t.Helper()
+	tx, err := r.pool.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(context.Background()) })
+	var pid int
+	if err := tx.QueryRow(context.Background(), expand(r.schema, `SELECT pg_backend_pid() FROM {s}.tasks WHERE id = $1 FOR UPDATE`), int64(id)).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	return tx, pid
+}
+
+// blockedBy waits until session pid blocks one session, and returns that
+// session's pid; it fails the test, saying what, after ten seconds.
+func (r *rig) blockedBy(pid int, what string) int {
+	r.t.Helper()
+	var by []int
+	eventually(r.t, 10*time.Second, what, func() bool {
+		err := r.pool.QueryRow(context.Background(), `SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, pid).Scan(&by)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return len(by) == 1
+	})
+	return by[0]
+}
+
+// fetchNow fetches up to n of a's tasks, as its pump does, has a hold
+// their leases, and returns them in id order.
+func fetchNow(t *testing.T, a *Actor[int], n int) []*lease {
+	t.Helper()
+	var leases []*lease
+	b := &pgx.Batch{}
+	a.store.fetch(b, n, a.set.lease, &leases)
+	if err := a.store.runBatch(t.Context(), b); err != nil {
+		t.Fatal(err)
+	}
+	a.hold(leases, time.Now())
+	slices.SortFunc(leases, func(l, m *lease) int { return cmp.Compare(l.id, m.id) })
+	return leases
 }

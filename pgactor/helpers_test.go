@@ -26,11 +26,21 @@ var schemaSeq atomic.Int64
 // ends.
 func newPool(t testing.TB, dsn string, conns int) *pgpool.Pool {
 	t.Helper()
+	return newPoolSetting(t, dsn, conns, nil)
+}
+
+// newPoolSetting is newPool with each session started with the server's
+// settings in settings, by name.
+func newPoolSetting(t testing.TB, dsn string, conns int, settings map[string]string) *pgpool.Pool {
+	t.Helper()
 	cfg, err := pgpool.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = int32(conns)
+	for name, value := range settings {
+		cfg.ConnConfig.RuntimeParams[name] = value
+	}
 	cfg.Pool.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
 	p, err := pgpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {

@@ -22,7 +22,8 @@ import (
 // The workers' own statements (a retry, a dead letter, a snooze, a Tx
 // handler's completion) each lock the one row of their lease, and wait
 // for no other task's row while they hold it, so they close no cycle of
-// waits with the rounds.
+// waits with the rounds. An operator's RunNow or Delete can, and runs
+// again when PostgreSQL aborts it (runAgain).
 
 // maxGroup bounds how many completions and give-backs one round commits.
 const maxGroup = 1000

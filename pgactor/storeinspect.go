@@ -2,10 +2,13 @@ package pgactor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The store's statements that read tasks as an operator sees them, and
@@ -192,7 +195,9 @@ func (s *store) actorsOf(ctx context.Context, ids []uint64) (map[string][]uint64
 // already keep their place — and returns their ids, waking the actor's
 // listeners. A running task is not moved. The rows are locked in id
 // order, so that overlapping requests wait rather than deadlock, and the
-// owner is checked again once locked.
+// owner is checked again once locked; a row a fetch took meanwhile stays
+// locked all the same, which can deadlock with a round of the pump
+// (runAgain).
 var stmtRunNow = prepare(`WITH picked AS (
 	SELECT id FROM {s}.tasks WHERE actor = @actor AND id = ANY(@ids::bigint[]) AND owner IS NULL ORDER BY id FOR UPDATE
 ), u AS (
@@ -203,7 +208,9 @@ SELECT id, pg_notify(@channel, @actor) FROM u`, "actor", "ids", "channel")
 // runNow makes the actor's waiting tasks among ids due now, and returns
 // those it found waiting, in order.
 func (s *store) runNow(ctx context.Context, ids []uint64) ([]uint64, error) {
-	moved, err := s.scanIDs(s.pool.Query(ctx, stmtRunNow.in(s.schema), s.actor, toInt64s(ids), s.channel))
+	moved, err := runAgain(ctx, func() ([]uint64, error) {
+		return s.scanIDs(s.pool.Query(ctx, stmtRunNow.in(s.schema), s.actor, toInt64s(ids), s.channel))
+	})
 	slices.Sort(moved)
 	return moved, err
 }
@@ -212,7 +219,7 @@ func (s *store) runNow(ctx context.Context, ids []uint64) ([]uint64, error) {
 // @ids, and returns their ids. A deleted waiting task is counted
 // dead-lettered — as moved to the dead letters and deleted there at once
 // — so that Stats' identity holds and no counter goes down. A running
-// task is not deleted.
+// task is not deleted. The rows are locked as stmtRunNow locks them.
 var stmtDeleteTasks = prepare(`WITH pt AS (
 	SELECT id FROM {s}.tasks WHERE actor = @actor AND id = ANY(@ids::bigint[]) AND owner IS NULL ORDER BY id FOR UPDATE
 ), dt AS (
@@ -229,9 +236,44 @@ SELECT id FROM dt UNION ALL SELECT id FROM dd`, "actor", "ids")
 // deleteTasks deletes the actor's waiting tasks and dead letters among
 // ids, and returns those it deleted, in order.
 func (s *store) deleteTasks(ctx context.Context, ids []uint64) ([]uint64, error) {
-	deleted, err := s.scanIDs(s.pool.Query(ctx, stmtDeleteTasks.in(s.schema), s.actor, toInt64s(ids)))
+	deleted, err := runAgain(ctx, func() ([]uint64, error) {
+		return s.scanIDs(s.pool.Query(ctx, stmtDeleteTasks.in(s.schema), s.actor, toInt64s(ids)))
+	})
 	slices.Sort(deleted)
 	return deleted, err
+}
+
+// runTries bounds how many times runAgain runs a statement.
+const runTries = 5
+
+// runAgain runs try, a statement that is a transaction of its own, and
+// runs it again, up to runTries times in all, while PostgreSQL aborts it
+// to break a deadlock (40P01) or for a serialization failure (40001). An
+// aborted statement changed nothing, and the next try reads the tables
+// anew: it does and returns what the statement run alone then would.
+//
+// An operator's RunNow or Delete meets both in a benign race with the
+// workers: a task it found waiting, but that a fetch took before the
+// statement locked its row, is left out. At READ COMMITTED its row stays
+// locked until the statement ends, and a round of the pump that settles
+// the task waits for it, while the statement may wait for a row the round
+// holds (TestAdminRacesRound); at a default isolation of REPEATABLE READ
+// the statement fails instead (TestAdminRacesFetch). Of a deadlock,
+// PostgreSQL aborts one side: the statement, run again here, or the round,
+// run again as any failed round is (pump.go). Rounds that locked their
+// rows in id order would close no such cycle, but at the cost of a write
+// for every completion.
+func runAgain[T any](ctx context.Context, try func() (T, error)) (T, error) {
+	for n := 1; ; n++ {
+		v, err := try()
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "40P01" && pe.Code != "40001" || ctx.Err() != nil {
+			return v, err
+		}
+		if n == runTries {
+			return v, fmt.Errorf("aborted %d times: %w", n, err)
+		}
+	}
 }
 
 // stmtPause marks @actor paused, keeping the time of an earlier pause,

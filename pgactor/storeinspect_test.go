@@ -2,10 +2,14 @@ package pgactor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // planNode is a node of EXPLAIN (FORMAT JSON)'s plan.
@@ -194,4 +198,45 @@ func sqlLiteral(t *testing.T, v any) string {
 	}
 	t.Fatalf("no literal for %T", v)
 	return ""
+}
+
+// TestRunAgain checks which errors runAgain runs a statement again after,
+// and that it gives up after runTries tries, or once the context is done.
+func TestRunAgain(t *testing.T) {
+	deadlock := &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}
+	serialization := fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "40001"})
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tt := range []struct {
+		name  string
+		ctx   context.Context
+		errs  []error // what each try returns; nil once they run out
+		tries int
+		ok    bool
+	}{
+		{"success", context.Background(), nil, 1, true},
+		{"after a deadlock", context.Background(), []error{deadlock}, 2, true},
+		{"after serialization failures", context.Background(), []error{serialization, serialization, deadlock}, 4, true},
+		{"another error", context.Background(), []error{&pgconn.PgError{Code: "23505"}}, 1, false},
+		{"not PostgreSQL's", context.Background(), []error{errors.New("cut off")}, 1, false},
+		{"context done", canceled, []error{deadlock}, 1, false},
+		{"too many", context.Background(), slices.Repeat([]error{deadlock}, runTries+1), runTries, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tries := 0
+			v, err := runAgain(tt.ctx, func() (int, error) {
+				tries++
+				if tries <= len(tt.errs) {
+					return 0, tt.errs[tries-1]
+				}
+				return 7, nil
+			})
+			if tries != tt.tries || (err == nil) != tt.ok || tt.ok && v != 7 {
+				t.Errorf("runAgain tried %d times and returned %d, %v; want %d tries, ok %v", tries, v, err, tt.tries, tt.ok)
+			}
+			if tt.name == "too many" && !errors.Is(err, deadlock) {
+				t.Errorf("runAgain's error after %d tries does not wrap the last: %v", runTries, err)
+			}
+		})
+	}
 }
