@@ -19,7 +19,7 @@ func TestBoundedStorage(t *testing.T) {
 	r := newDatabaseRig(t)
 	a := start(r, "steady", func(ctx context.Context, task actor.Task[int]) error { return nil },
 		Config[int]{Workers: 8, MaintenanceInterval: 50 * time.Millisecond})
-	const rounds, batch = 6, 800
+	const rounds, batch = 8, 800
 	payloads := make([]int, batch)
 	size := func() (tasks, counts int64) {
 		if err := r.pool.QueryRow(context.Background(), `SELECT pg_total_relation_size($1), pg_total_relation_size($2)`,
@@ -35,7 +35,7 @@ func TestBoundedStorage(t *testing.T) {
 		}
 		return n
 	}
-	var warmTasks, warmCounts int64
+	var firstTasks, warmTasks, warmCounts int64
 	for round := range rounds {
 		before := vacuums()
 		if _, err := a.SendBatch(t.Context(), payloads); err != nil {
@@ -51,8 +51,16 @@ func TestBoundedStorage(t *testing.T) {
 		eventually(t, 30*time.Second, "maintenance vacuumed the round's dead rows", func() bool { return vacuums() > before })
 		tasks, counts := size()
 		t.Logf("round %d: tasks %d kB, counts %d kB", round, tasks/1024, counts/1024)
-		// Without vacuum they grow by about a round's rows each round:
-		// past twice their size after round 1 by the last. The counts
+		// Without vacuum the tasks table grows by about a round's rows
+		// each round, 2.75 times its size after round 1 by round 5 and
+		// more than 3.5 times by the last. With it, the table ends where
+		// its highest peak was (VACUUM does not truncate it), and the
+		// peak depends on when the vacuums fell: one that ran in the
+		// middle of a round leaves the rest of its dead rows for the
+		// next round, which adds its own before the statistics that
+		// start the next vacuum catch up (seen at 2.02 times on a loaded
+		// machine). So it may reach twice its size after round 1 plus a
+		// round's rows, which round 0 left it at. The counts
 		// table gets a row per single send and per group of completions,
 		// and is vacuumed once more than vacuumMinDead rows are dead as
 		// the statistics collector, which lags by a second or so, counts
@@ -62,11 +70,14 @@ func TestBoundedStorage(t *testing.T) {
 		// So it may also hold a few thresholds' worth of rows, some
 		// 100 kB each.
 		const countsSlack = 512 << 10
-		if round == 1 {
+		switch round {
+		case 0:
+			firstTasks = tasks
+		case 1:
 			warmTasks, warmCounts = tasks, counts
 		}
-		if round > 1 && (tasks > warmTasks*2 || counts > warmCounts*2+countsSlack) {
-			t.Errorf("round %d: the tables grew to %d and %d bytes from %d and %d after round 1", round, tasks, counts, warmTasks, warmCounts)
+		if round > 1 && (tasks > warmTasks*2+firstTasks || counts > warmCounts*2+countsSlack) {
+			t.Errorf("round %d: the tables grew to %d and %d bytes from %d and %d after round 1 (tasks %d after round 0)", round, tasks, counts, warmTasks, warmCounts, firstTasks)
 		}
 	}
 	if n := r.count(`SELECT count(*) FROM {s}.tasks`); n != 0 {
