@@ -835,3 +835,55 @@ func TestCreateOfNilInterface(t *testing.T) {
 		}
 	})
 }
+
+// The keeper enforces CreateTimeout itself, waking at the deadline rather
+// than at its next housekeeping sweep: also when the create starts while
+// the keeper's timer is set for a later deadline, a test's, so that the
+// message that started it must re-arm the timer.
+func TestCreateTimeoutIsExactBetweenSweeps(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		testHung bool // the first object is under a hung test when the take comes
+	}{
+		{name: "alone", cfg: Config{MaxObjects: 1, CreateTimeout: 1100 * time.Millisecond}},
+		{name: "beside a test with a later deadline", testHung: true,
+			cfg: Config{MaxObjects: 2, CreateTimeout: 1100 * time.Millisecond, ValidationInterval: time.Second, TestTimeout: 10 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				unhang := make(chan struct{})
+				testBegun := make(chan struct{})
+				f := &factory{
+					create: func(ctx context.Context, id int) error {
+						if id == 1 && tc.testHung {
+							return nil
+						}
+						<-unhang // ignores its context
+						return nil
+					},
+					test: func(ctx context.Context, c *conn) error {
+						close(testBegun)
+						<-unhang
+						return nil
+					},
+				}
+				p := newPool(t, f, tc.cfg)
+				defer close(unhang)
+				if tc.testHung {
+					release(t, acquire(t, p))
+					<-testBegun
+					time.Sleep(100 * time.Millisecond) // off the sweeps' beat
+				}
+				start := time.Now()
+				_, err := p.Acquire(context.Background())
+				if !errors.Is(err, ErrCreateFailed) {
+					t.Fatalf("Acquire = %v, want the create's timeout", err)
+				}
+				if d := time.Since(start); d != tc.cfg.CreateTimeout {
+					t.Errorf("take failed after %v, want exactly CreateTimeout, %v", d, tc.cfg.CreateTimeout)
+				}
+			})
+		})
+	}
+}

@@ -3,6 +3,7 @@ package actorpool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -464,6 +465,91 @@ func TestHugeMaxLifetime(t *testing.T) {
 					t.Errorf("objects retired for their lifetime within a minute: %+v", s)
 				}
 			})
+		})
+	}
+}
+
+// A test that outlived TestTimeout and returns once its slot holds a new
+// object, itself under test, changes nothing: the new object is neither
+// destroyed nor put back by the late result, and its own test's deadline
+// is enforced, at the deadline.
+func TestLateTestSparesItsSlotsNextTest(t *testing.T) {
+	for _, late := range []error{nil, errors.New("dead")} {
+		t.Run(fmt.Sprintf("late result %v", late), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const timeout = 1100 * time.Millisecond // off the sweeps' beat
+				began := make(chan int, 2)
+				lateA := make(chan struct{})
+				finish := make(chan struct{})
+				defer close(finish)
+				f := &factory{test: func(ctx context.Context, c *conn) error {
+					began <- c.id
+					switch c.id {
+					case 1:
+						<-lateA // deaf to its context and to Destroy
+						return late
+					default:
+						<-finish
+						return nil
+					}
+				}}
+				p := newPool(t, f, Config{MaxObjects: 1, ValidationInterval: time.Second, TestTimeout: timeout})
+				release(t, acquire(t, p))
+				if id := <-began; id != 1 {
+					t.Fatalf("conn %d tested first", id)
+				}
+				time.Sleep(timeout)
+				synctest.Wait()
+				if s := p.Stats(); s.DestroyedBy.TestTimeout != 1 || s.Total != 0 {
+					t.Fatalf("conn 1 not destroyed at TestTimeout: %+v", s)
+				}
+				l := acquire(t, p)
+				if id := l.Value().id; id != 2 {
+					t.Fatalf("took conn %d, want a new conn 2 in the freed slot", id)
+				}
+				release(t, l)
+				if id := <-began; id != 2 {
+					t.Fatalf("conn %d tested, want conn 2", id)
+				}
+				close(lateA) // conn 1's test returns while conn 2's runs
+				time.Sleep(timeout - time.Millisecond)
+				synctest.Wait()
+				if s := p.Stats(); f.destroys.Load() != 1 || s.Reserved != 1 || s.Idle != 0 {
+					t.Fatalf("conn 1's late test moved conn 2: %d destroys, %+v", f.destroys.Load(), s)
+				}
+				time.Sleep(time.Millisecond)
+				synctest.Wait()
+				if s := p.Stats(); f.destroys.Load() != 2 || s.DestroyedBy.TestTimeout != 2 || s.Total != 0 {
+					t.Fatalf("conn 2's test was not timed out at its deadline: %d destroys, %+v", f.destroys.Load(), s)
+				}
+			})
+		})
+	}
+}
+
+// A Test that returns at the very moment of its deadline races the
+// keeper's enforcing it: whichever claims the object first, it is
+// destroyed at most once, and the pool serves takes after.
+func TestTestReturningAtItsDeadline(t *testing.T) {
+	const timeout = 1100 * time.Millisecond
+	for range 100 {
+		synctest.Test(t, func(t *testing.T) {
+			began := make(chan struct{}, 1)
+			f := &factory{test: func(ctx context.Context, c *conn) error {
+				began <- struct{}{}
+				time.Sleep(timeout) // deaf to its context
+				return nil
+			}}
+			p := newPool(t, f, Config{MaxObjects: 1, ValidationInterval: time.Second, TestTimeout: timeout})
+			release(t, acquire(t, p))
+			<-began
+			time.Sleep(timeout)
+			synctest.Wait()
+			s := p.Stats()
+			if int(s.DestroyedBy.TestTimeout)+s.Idle != 1 || s.Total != s.Idle {
+				t.Fatalf("after a test ended at its deadline: %+v", s)
+			}
+			release(t, acquire(t, p))
 		})
 	}
 }

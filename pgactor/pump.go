@@ -38,9 +38,10 @@ const maxGroup = 1000
 // each completes and gives back tasks no other round names; the heartbeat
 // names every lease but those that the rounds in flight settle, one
 // heartbeat at a time, and a lease handed in while the heartbeat in
-// flight renews it is settled by a round after that one (afterBeat); the
-// fetches skip locked rows, and come last in their round, which then
-// waits for nothing more. Two rounds that shared rows could deadlock,
+// flight renews it is settled by a round after that one (afterBeat), unless
+// that heartbeat is still in flight when the next is due; the fetches
+// skip locked rows, and come last in their round, which then waits for
+// nothing more. Two rounds that shared rows could deadlock,
 // PostgreSQL aborting one of them after deadlock_timeout: a statement
 // locks its rows in the order its plan visits them — by id from the
 // primary key, in the table's order from a scan of it, which the planner
@@ -73,7 +74,8 @@ type pump[T any] struct {
 	completions, giveBacks []*settling
 	// Handed in by the workers while the heartbeat in flight renews their
 	// leases, for a round after it; renewing is the ids of the leases it
-	// renews, nil when no heartbeat is in flight.
+	// renews, nil when no heartbeat is in flight or the one in flight is
+	// late.
 	afterBeat []*settling
 	renewing  map[int64]bool
 
@@ -148,6 +150,17 @@ func (p *pump[T]) wait() {
 		p.add(s)
 	case <-p.beat.C:
 		p.heartbeat = true
+		if p.beating() {
+			// The heartbeat in flight is late: stuck on a row lock, or on
+			// a connection that stopped answering, whose round gives up
+			// only after a Lease, when the leases it renews have run out.
+			// What waits for it goes to the next round, at the risk of the
+			// deadlock it waited to avoid — PostgreSQL breaks that after
+			// deadlock_timeout, and the round is retried — rather than
+			// keeping the completion of a task done until its lease runs
+			// out and the task runs again.
+			p.stopWaitingForBeat()
+		}
 	case <-p.a.wake:
 		p.ready = true
 		p.wakes++
@@ -172,6 +185,17 @@ func (p *pump[T]) add(s *settling) {
 		p.giveBacks = append(p.giveBacks, s)
 	default:
 		p.completions = append(p.completions, s)
+	}
+}
+
+// stopWaitingForBeat hands what waits for the heartbeat in flight to the
+// next round, where what is handed in from now on goes too: once the
+// heartbeat has ended, or is late.
+func (p *pump[T]) stopWaitingForBeat() {
+	after := p.afterBeat
+	p.afterBeat, p.renewing = nil, nil
+	for _, s := range after {
+		p.add(s)
 	}
 }
 
@@ -252,11 +276,7 @@ func (p *pump[T]) absorb(res roundResult) {
 	rd := res.rd
 	p.inflight = slices.DeleteFunc(p.inflight, func(r *round) bool { return r == rd })
 	if rd.heartbeat {
-		after := p.afterBeat
-		p.afterBeat, p.renewing = nil, nil
-		for _, s := range after {
-			p.add(s)
-		}
+		p.stopWaitingForBeat()
 	}
 	if res.err != nil {
 		completions, giveBacks := a.failRound(rd, res.err, false)

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/actorpool/actorpool/actor"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -110,5 +112,159 @@ func TestSettlingWaitsForHeartbeat(t *testing.T) {
 	}
 	if n := r.count(`SELECT count(*) FROM {s}.tasks WHERE id = $1 AND owner = $2`, z.id, a.store.owner); n != 1 {
 		t.Error("z's lease was lost")
+	}
+}
+
+// A completion handed in while the heartbeat in flight renews its lease
+// waits for that heartbeat (afterBeat), and is settled after it whatever
+// becomes of it: when Close drains the pump, and when the heartbeat fails.
+func TestAfterBeatSettledAfterHeartbeat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// end ends the heartbeat, which waits for z's row locked by side,
+		// and has the pump settle x's completion after it.
+		end func(t *testing.T, r *rig, p *pump[int], side pgx.Tx)
+	}{{
+		name: "drained at Close",
+		end: func(t *testing.T, r *rig, p *pump[int], side pgx.Tx) {
+			drained := make(chan struct{})
+			go func() {
+				p.drain()
+				close(drained)
+			}()
+			if err := side.Commit(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			within(t, drained, 10*time.Second, "drain did not end")
+		},
+	}, {
+		name: "heartbeat failed",
+		end: func(t *testing.T, r *rig, p *pump[int], side pgx.Tx) {
+			r.count(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema)
+			res := within(t, p.results, 10*time.Second, "the heartbeat did not end")
+			if res.err == nil {
+				t.Fatal("the heartbeat did not fail")
+			}
+			p.absorb(res)
+			if len(p.afterBeat) != 0 || p.renewing != nil || len(p.completions) != 1 {
+				t.Fatalf("after the failed heartbeat: %d waiting for it, renewing %v, %d completions for the next round",
+					len(p.afterBeat), p.renewing, len(p.completions))
+			}
+			p.launch(p.newRound(false))
+			if res := within(t, p.results, 10*time.Second, "the round after the heartbeat did not end"); res.err != nil {
+				t.Fatalf("the round after the heartbeat: %v", res.err)
+			}
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			a := start(r, "afterbeat", nil, Config[int]{Logger: quiet(t)})
+			ctx := t.Context()
+			if _, err := a.SendBatch(ctx, []int{1, 2}); err != nil {
+				t.Fatal(err)
+			}
+			var leases []*lease
+			b := &pgx.Batch{}
+			a.store.fetch(b, 2, a.set.lease, &leases)
+			if err := a.store.runBatch(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			a.hold(leases, time.Now())
+			slices.SortFunc(leases, func(l, m *lease) int { return cmp.Compare(l.id, m.id) })
+			x, z := leases[0], leases[1]
+
+			side, err := r.pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer side.Rollback(context.Background())
+			if _, err := side.Exec(ctx, expand(r.schema, `SELECT FROM {s}.tasks WHERE id = $1 FOR UPDATE`), z.id); err != nil {
+				t.Fatal(err)
+			}
+			p := &pump[int]{a: a, results: make(chan roundResult, 4), timer: time.NewTimer(time.Hour)}
+			defer p.timer.Stop()
+			p.launch(p.newRound(true))
+			eventually(t, 10*time.Second, "the heartbeat did not wait for z's row", func() bool {
+				return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) == 1
+			})
+			reply := make(chan outcome, 1)
+			p.add(&settling{l: x, reply: reply})
+			if len(p.afterBeat) != 1 {
+				t.Fatalf("x's completion did not wait for the heartbeat renewing x")
+			}
+
+			tc.end(t, r, p, side)
+			if o := within(t, reply, time.Second, "x's completion was not answered"); o.err != nil {
+				t.Errorf("x's completion: %v", o.err)
+			}
+			if n := r.count(`SELECT count(*) FROM {s}.tasks WHERE id = $1`, x.id); n != 0 {
+				t.Error("x was not completed")
+			}
+		})
+	}
+}
+
+// TestCompletionOutlivesNoStuckHeartbeat checks that a completion handed
+// in while the heartbeat in flight renews its lease waits for that
+// heartbeat only until the next one is due: a heartbeat stuck past then —
+// here waiting for a row another transaction holds, as one on a
+// connection that stopped answering waits until its round gives up, a
+// whole Lease — would otherwise hold the completion until the lease ran
+// out, and the task, done, would run again.
+func TestCompletionOutlivesNoStuckHeartbeat(t *testing.T) {
+	r := newRig(t)
+	const lease, beat = 3 * time.Second, time.Second
+	started := make(chan int, 2)
+	finishX, releaseZ := make(chan struct{}), make(chan struct{})
+	defer close(releaseZ)
+	var runsOfX atomic.Int32
+	a := start(r, "stuckbeat", func(ctx context.Context, task actor.Task[int]) error {
+		started <- task.Payload
+		if task.Payload == 1 {
+			<-releaseZ // z runs on, its lease renewed by the heartbeat
+			return nil
+		}
+		runsOfX.Add(1)
+		<-finishX
+		return nil
+	}, Config[int]{Workers: 2, Lease: lease, Heartbeat: beat, Logger: quiet(t)})
+	ctx := t.Context()
+	// z before x, by id and by row, so that the heartbeat waits for z's
+	// row before it locks x's.
+	z, err := a.Send(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := a.Send(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		within(t, started, 10*time.Second, "a task did not start")
+	}
+
+	side, err := r.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer side.Rollback(context.Background())
+	if _, err := side.Exec(ctx, expand(r.schema, `SELECT FROM {s}.tasks WHERE id = $1 FOR UPDATE`), int64(z)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "no heartbeat waited for z's row", func() bool {
+		return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) == 1
+	})
+
+	done := time.Now()
+	close(finishX)
+	// The next heartbeat is due within beat; the stuck one gives up only
+	// after lease.
+	limit := beat + lease/3
+	eventually(t, limit, "x's completion waited for the stuck heartbeat", func() bool {
+		return r.count(`SELECT count(*) FROM {s}.tasks WHERE id = $1`, int64(x)) == 0
+	})
+	t.Logf("x completed %v after its handler returned", time.Since(done).Round(time.Millisecond))
+	if n := runsOfX.Load(); n != 1 {
+		t.Errorf("x ran %d times", n)
 	}
 }
