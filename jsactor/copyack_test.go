@@ -429,7 +429,8 @@ type lossyAck struct {
 	jetstream.Msg
 	nc      *nats.Conn
 	applied bool
-	lost    *atomic.Bool // an acknowledgement was lost already
+	lost    *atomic.Bool  // an acknowledgement was lost already
+	wait    time.Duration // how long the lost one waits for its answer
 }
 
 func (m lossyAck) DoubleAck(ctx context.Context) error {
@@ -443,6 +444,7 @@ func (m lossyAck) DoubleAck(ctx context.Context) error {
 			return err
 		}
 	}
+	time.Sleep(m.wait)
 	return fmt.Errorf("test: the acknowledgement went unanswered: %w", nats.ErrTimeout)
 }
 
@@ -488,5 +490,179 @@ func TestAckUnansweredCounted(t *testing.T) {
 				t.Errorf("stats = %+v, want 1 accepted and completed, none lost, queued or running", s)
 			}
 		})
+	}
+}
+
+// leaseEndingAck is a fetched message whose first acknowledgement is lost
+// on its way as its lease is about to run out: it leaves the lease a
+// little less than ack's pause between tries, and records any later
+// acknowledgement sent once the lease can no longer be proven.
+type leaseEndingAck struct {
+	jetstream.Msg
+	a    *Actor[string]
+	lost *atomic.Bool // the first acknowledgement was lost
+	late *atomic.Bool // one was sent past the lease
+}
+
+func (m *leaseEndingAck) DoubleAck(ctx context.Context) error {
+	h := m.held()
+	if h != nil && m.lost.CompareAndSwap(false, true) {
+		h.proven.Store(int64(m.a.now() + 20*time.Millisecond))
+		return fmt.Errorf("test: the acknowledgement was lost: %w", nats.ErrTimeout)
+	}
+	if h != nil && !m.a.leaseHeld(h) {
+		m.late.Store(true)
+		return fmt.Errorf("test: an acknowledgement past the lease, which the server would apply to the next delivery: %w", nats.ErrTimeout)
+	}
+	return m.Msg.DoubleAck(ctx)
+}
+
+// held returns the held task of m.
+func (m *leaseEndingAck) held() *held {
+	m.a.mu.Lock()
+	defer m.a.mu.Unlock()
+	for h := range m.a.held {
+		if h.msg == jetstream.Msg(m) {
+			return h
+		}
+	}
+	return nil
+}
+
+// An acknowledgement that goes unanswered is sent again only while the
+// lease holds when it leaves, not when the try before it failed: the
+// server applies a late one to the task's next delivery, another
+// worker's. The task whose acknowledgement was lost runs again once its
+// lease runs out, its first run counted as lost.
+func TestAckRetryLeaseLost(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "acklate", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		return nil
+	}, Config[string]{Workers: 1, Lease: 2 * time.Second, FlushInterval: time.Hour, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost, late atomic.Bool
+	a.faults.Store(&faults{
+		fetched: func(m jetstream.Msg) jetstream.Msg {
+			return &leaseEndingAck{Msg: m, a: a, lost: &lost, late: &late}
+		},
+		// The first delivery's lease is not renewed, so that the test's
+		// end of it holds.
+		renew: func(_ uint64, delivered int) bool { return delivered > 1 },
+	})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	if !lost.Load() {
+		t.Fatal("no acknowledgement was lost: the test tested nothing")
+	}
+	if late.Load() {
+		t.Error("an acknowledgement was sent again after the lease ran out")
+	}
+	if r := seen.list(); len(r) != 2 || r[0].ID != id || r[1].ID != id {
+		t.Errorf("runs = %+v, want two of task %d", r, id)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Lost != 1 || s.Queued+s.Running != 0 {
+		t.Errorf("stats = %+v, want 1 accepted, completed and lost, none queued or running", s)
+	}
+}
+
+// A success whose acknowledgement is lost as Close drains the workers is
+// acknowledged again: Close does not end the tries, and counts the task
+// completed once the server confirms.
+func TestAckUnansweredAtClose(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	started, release := make(chan struct{}), make(chan struct{})
+	a, err := New(ctx, nc, "ackclose", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		close(started)
+		<-release
+		return nil
+	}, Config[string]{Workers: 1, FlushInterval: time.Hour, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost atomic.Bool
+	a.faults.Store(&faults{fetched: func(m jetstream.Msg) jetstream.Msg {
+		return lossyAck{Msg: m, nc: nc, lost: &lost}
+	}})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close(ctx) }()
+	eventually(t, 10*time.Second, "Close to begin", func() bool { return a.stopCtx.Err() != nil })
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if !lost.Load() {
+		t.Fatal("no acknowledgement was lost: the test tested nothing")
+	}
+	s, err := a.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := seen.list(); len(r) != 1 || r[0].ID != id {
+		t.Errorf("runs = %+v, want one of task %d", r, id)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Lost != 0 || s.Queued+s.Running != 0 {
+		t.Errorf("stats = %+v, want 1 accepted and completed, none lost, queued or running", s)
+	}
+}
+
+// Heartbeats go on renewing the lease of a task whose acknowledgement
+// waits for its answer: the in-progress acknowledgements of a message
+// the server applied the acknowledgement of are ignored, and the next try
+// is answered and counted once.
+func TestAckRetriedAcrossHeartbeats(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	var seen runs
+	a, err := New(ctx, nc, "ackbeat", func(ctx context.Context, task actor.Task[string]) error {
+		seen.add(task)
+		return nil
+	}, Config[string]{Workers: 1, Heartbeat: 50 * time.Millisecond, FlushInterval: time.Hour, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost atomic.Bool
+	var renewed atomic.Int64 // renewals once the acknowledgement was sent
+	a.faults.Store(&faults{
+		fetched: func(m jetstream.Msg) jetstream.Msg {
+			return lossyAck{Msg: m, nc: nc, applied: true, lost: &lost, wait: 500 * time.Millisecond}
+		},
+		renew: func(uint64, int) bool {
+			if lost.Load() {
+				renewed.Add(1)
+			}
+			return true
+		},
+	})
+	id, err := a.Send(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained(t, ctx, a)
+	s := closedStats(t, ctx, a)
+	if !lost.Load() || renewed.Load() == 0 {
+		t.Fatalf("acknowledgement lost %v, renewals while it waited %d: the test tested nothing", lost.Load(), renewed.Load())
+	}
+	if r := seen.list(); len(r) != 1 || r[0].ID != id {
+		t.Errorf("runs = %+v, want one of task %d", r, id)
+	}
+	if s.Accepted != 1 || s.Completed != 1 || s.Lost != 0 || s.Queued+s.Running != 0 {
+		t.Errorf("stats = %+v, want 1 accepted and completed, none lost, queued or running", s)
 	}
 }

@@ -178,15 +178,17 @@ func (a *Actor[T]) ack(h *held, k counter) bool {
 			a.counts.add(k, 1)
 			return true
 		}
-		again := retryable(err) && a.leaseHeld(h)
-		if again {
+		if retryable(err) && a.leaseHeld(h) {
 			select {
 			case <-ctx.Done():
-				again = false
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		if !again {
+		// The lease is proven as the next try leaves, not before the
+		// pause: the server applies an acknowledgement sent after it to
+		// the task's next delivery, another worker's
+		// (TestAckRetryLeaseLost).
+		if !retryable(err) || ctx.Err() != nil || !a.leaseHeld(h) {
 			a.log.Warn("acknowledgement not confirmed: the task may run again", "task_id", h.rec.id, "error", err)
 			return false
 		}
