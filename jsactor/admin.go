@@ -290,9 +290,13 @@ func (ad *Admin) RunNow(ctx context.Context, actor string, seqs ...uint64) ([]ui
 // queued task that a worker takes as Delete deletes it loses its message
 // under its handler: the handler runs on, and the task ends as its result
 // says — completed, retried or dead-lettered — but is not run again if
-// its worker is lost. Delete cannot tell such a task from one the workers
-// reached only after it was deleted: it leaves both out of the Seqs it
-// returns, and its error wraps ErrMaybeRunning and names them.
+// its worker is lost. Likewise a scheduled or retrying task that comes
+// due as Delete deletes it may have been copied to the ready tasks
+// already, and runs. Delete cannot tell such a task from one the workers
+// reached only after it was deleted, nor a task due from one whose copy
+// was never made: it leaves them out of the Seqs it returns, and its
+// error wraps ErrMaybeRunning and names them, even when Delete fails on
+// another Seq.
 func (ad *Admin) Delete(ctx context.Context, actor string, seqs ...uint64) ([]uint64, error) {
 	l := ad.layout(actor)
 	st, delivered, err := ad.workState(ctx, l)
@@ -306,7 +310,7 @@ func (ad *Admin) Delete(ctx context.Context, actor string, seqs ...uint64) ([]ui
 			continue
 		}
 		if err != nil {
-			return deleted, fmt.Errorf("jsactor: delete task %d of %q: %w", seq, actor, err)
+			return deleted, maybeRunning(actor, maybe, fmt.Errorf("jsactor: delete task %d of %q: %w", seq, actor, err))
 		}
 		if taskInfo(l, m, delivered).State == TaskRunning {
 			continue
@@ -317,7 +321,7 @@ func (ad *Admin) Delete(ctx context.Context, actor string, seqs ...uint64) ([]ui
 		if err := deleteMsg(ctx, st, seq); errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		} else if err != nil {
-			return deleted, fmt.Errorf("jsactor: delete task %d of %q: %w", seq, actor, err)
+			return deleted, maybeRunning(actor, maybe, fmt.Errorf("jsactor: delete task %d of %q: %w", seq, actor, err))
 		}
 		if placeOf(l, m.Subject) == placeReady {
 			// The run consumer may have delivered the message since
@@ -325,19 +329,40 @@ func (ad *Admin) Delete(ctx context.Context, actor string, seqs ...uint64) ([]ui
 			// is deleted, the consumer passes it by, so a delivered
 			// sequence short of it proves that no worker took it.
 			if delivered, err = runDelivered(ctx, st); err != nil {
-				return deleted, fmt.Errorf("jsactor: delete task %d of %q: deleted, but whether a worker took it first is not known: %w", seq, actor, err)
+				maybe = append(maybe, seq)
+				return deleted, maybeRunning(actor, maybe, fmt.Errorf("jsactor: delete task %d of %q: deleted, but whether a worker took it first is not known: %w", seq, actor, err))
 			}
 			if seq <= delivered {
 				maybe = append(maybe, seq)
 				continue
 			}
+		} else if !readRecord(m.Header, m.Sequence, m.Time).due.After(time.Now().Add(early + dueSlack)) {
+			// The timer that holds a waiting message copies it to the
+			// ready tasks once it is due, then acknowledges it: it may
+			// hold it now, its copy made or about to be
+			// (TestAdminDeleteRacesDue).
+			maybe = append(maybe, seq)
+			continue
 		}
 		deleted = append(deleted, seq)
 	}
-	if len(maybe) > 0 {
-		return deleted, fmt.Errorf("jsactor: delete tasks %v of %q: %w: their messages are deleted, but their handlers may run", maybe, actor, ErrMaybeRunning)
+	return deleted, maybeRunning(actor, maybe, nil)
+}
+
+// dueSlack is how much sooner than its due time, by the clock of the
+// process that deletes it, Delete takes a scheduled or retrying task to
+// be moving to the ready tasks: the timers of other processes read their
+// own clocks, which may be ahead.
+const dueSlack = time.Second
+
+// maybeRunning returns err joined, when maybe holds any Seqs, with the
+// error that names them as tasks whose messages Delete deleted but whose
+// handlers may run.
+func maybeRunning(actor string, maybe []uint64, err error) error {
+	if len(maybe) == 0 {
+		return err
 	}
-	return deleted, nil
+	return errors.Join(err, fmt.Errorf("jsactor: delete tasks %v of %q: %w: their messages are deleted, but their handlers may run", maybe, actor, ErrMaybeRunning))
 }
 
 // unknown wraps the error of a lookup of an actor's stream or consumer,

@@ -3,8 +3,10 @@ package jsactor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -264,5 +266,123 @@ func TestAdminDeleteRacesDelivery(t *testing.T) {
 	case again := <-started:
 		t.Errorf("task %d ran again", again)
 	default:
+	}
+}
+
+// TestAdminDeleteMaybeRunningReported has Delete fail after it deleted a
+// task that a worker took as it was deleted: its error still wraps
+// ErrMaybeRunning and names that task, whose message is gone, along with
+// the failure.
+func TestAdminDeleteMaybeRunningReported(t *testing.T) {
+	for _, fail := range []string{"a later task's delete", "the delivered sequence's read"} {
+		t.Run(fail, func(t *testing.T) {
+			nc := rig(t)
+			ctx := ctxT(t)
+			started := make(chan uint64, 2)
+			release := make(chan struct{})
+			a, err := New(ctx, nc, "delfail", func(ctx context.Context, task actor.Task[string]) error {
+				started <- task.ID
+				<-release
+				return nil
+			}, Config[string]{Workers: 1, FlushInterval: time.Hour, Logger: testLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeT(t, a)
+			defer close(release) // before Close
+			if err := a.Pause(ctx); err != nil {
+				t.Fatal(err)
+			}
+			taken, err := a.Send(ctx, "taken")
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := a.Send(ctx, "other")
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin, err := NewAdmin(nc, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			opCtx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			admin.deleting = func(seq uint64) {
+				switch {
+				case seq == taken:
+					if err := admin.Resume(ctx, "delfail"); err != nil {
+						t.Error(err)
+						return
+					}
+					<-started
+					if fail == "the delivered sequence's read" {
+						// Delete then cannot learn whether a worker
+						// took the task.
+						if err := a.stream.DeleteConsumer(ctx, consumerRun); err != nil {
+							t.Error(err)
+						}
+					}
+				case seq == other:
+					cancel() // the delete fails
+				}
+			}
+			deleted, err := admin.Delete(opCtx, "delfail", taken, other)
+			if len(deleted) != 0 || !errors.Is(err, ErrMaybeRunning) || !strings.Contains(fmt.Sprint(err), strconv.FormatUint(taken, 10)) {
+				t.Errorf("Delete = %v, %v; want none deleted, and ErrMaybeRunning naming task %d", deleted, err, taken)
+			}
+		})
+	}
+}
+
+// TestAdminDeleteRacesDue has Delete delete a scheduled task as it comes
+// due, once the delayed consumer's timer stored its copy among the ready
+// tasks and before it acknowledged the original. The task lives on as the
+// copy and runs: Delete must not report it deleted. A task due later is.
+func TestAdminDeleteRacesDue(t *testing.T) {
+	nc := rig(t)
+	ctx := ctxT(t)
+	ran := make(chan uint64, 2)
+	a, err := New(ctx, nc, "deldue", func(ctx context.Context, task actor.Task[string]) error {
+		ran <- task.ID
+		return nil
+	}, Config[string]{Workers: 1, FlushInterval: time.Hour, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeT(t, a)
+	copied, deleted := make(chan struct{}), make(chan struct{})
+	a.faults.Store(&faults{dueCopied: func(uint64) {
+		close(copied)
+		<-deleted
+	}})
+	later, err := a.Send(ctx, "later", After(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	due, err := a.Send(ctx, "due", After(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := NewAdmin(nc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.deleting = func(seq uint64) {
+		if seq == due {
+			<-copied
+		}
+	}
+	got, err := admin.Delete(ctx, "deldue", later, due)
+	close(deleted)
+	if !slices.Equal(got, []uint64{later}) || !errors.Is(err, ErrMaybeRunning) {
+		t.Errorf("Delete of a task due later and of one moving as it was deleted = %v, %v; want the first deleted and ErrMaybeRunning", got, err)
+	}
+	select {
+	case id := <-ran:
+		if id != due {
+			t.Errorf("task %d ran, want %d", id, due)
+		}
+	case <-ctx.Done():
+		t.Fatal("the task that came due did not run")
 	}
 }

@@ -22,9 +22,10 @@ var ErrBadStream = errors.New("jsactor: stream not usable by the actor")
 var ErrNoTask = errors.New("jsactor: no such task")
 
 // ErrMaybeRunning is wrapped by the error of Delete for queued tasks
-// that a worker may have taken as Delete deleted them: their messages are
-// deleted, but their handlers may run, and a task that runs ends as its
-// handler's result says.
+// that a worker may have taken as Delete deleted them, and for scheduled
+// or retrying ones that may have come due and been copied to the ready
+// tasks: their messages are deleted, but their handlers may run, and a
+// task that runs ends as its handler's result says.
 var ErrMaybeRunning = errors.New("jsactor: a worker may have taken the task as it was deleted")
 
 // ErrDuplicate matches, with errors.Is, the [*DuplicateError] of a send

@@ -47,6 +47,17 @@ type faults struct {
 	// test's wrapper fails the message's acknowledgements as the network
 	// would, before or after the server applied them.
 	fetched func(jetstream.Msg) jetstream.Msg
+	// dueCopied runs once a task that came due is stored among the ready
+	// tasks, before its waiting message is acknowledged: a test deletes
+	// that message there.
+	dueCopied func(id uint64)
+}
+
+// dueCopiedFault runs the test's dueCopied fault, if any.
+func (a *Actor[T]) dueCopiedFault(id uint64) {
+	if f := a.faults.Load(); f != nil && f.dueCopied != nil {
+		f.dueCopied(id)
+	}
 }
 
 // wrapFetched runs the test's fetched fault, if any.

@@ -67,6 +67,7 @@ func (a *Actor[T]) onDue(msg jetstream.Msg) {
 		_ = msg.NakWithDelay(100 * time.Millisecond)
 		return
 	}
+	a.dueCopiedFault(rec.id)
 	if err := msg.DoubleAck(ctx); err != nil {
 		a.log.Warn("acknowledgement of a due task's move not confirmed; its copy is kept once", "task_id", rec.id, "error", err)
 	}
