@@ -538,6 +538,15 @@ func TestAdminRacesRound(t *testing.T) {
 			if n := r.count(`SELECT count(*) FROM {s}.tasks WHERE id = $1`, t4); n != 0 {
 				t.Error("t4 was not completed")
 			}
+			// The aborted try counted nothing: a deleted task is counted
+			// dead-lettered once.
+			var dead uint64
+			if tt.gone {
+				dead = uint64(len(res.ids))
+			}
+			if s, err := a.Stats(ctx); err != nil || s.DeadLettered != dead {
+				t.Errorf("stats = %+v, %v; want %d dead-lettered", s, err, dead)
+			}
 		})
 	}
 }
