@@ -302,6 +302,13 @@ func (r *rig) count(sql string, args ...any) int {
 	return n
 }
 
+// lockWaits returns how many statements on the rig's schema wait for a
+// lock, such as a row another transaction locked.
+func (r *rig) lockWaits() int {
+	r.t.Helper()
+	return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema)
+}
+
 var _ = pgx.ErrNoRows
 
 // poolThroughProxy returns a pool of at most 4 connections to the rig's

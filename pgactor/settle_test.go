@@ -266,7 +266,7 @@ func TestCancelWhileTaskMoves(t *testing.T) {
 		done <- result{n, err}
 	}()
 	eventually(t, 10*time.Second, "Cancel did not wait for the task's row", func() bool {
-		return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) > 0
+		return r.lockWaits() > 0
 	})
 	if err := worker.Commit(t.Context()); err != nil {
 		t.Fatal(err)
