@@ -9,13 +9,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/actorpool/actorpool/internal/tracerec"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -539,7 +539,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 		stored bool
 	}{{tracerec.AtStartSend, false}, {tracerec.AtSendEnd, true}} {
 		t.Run(c.at, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs testenv.LockedBuffer
 			tr := &tracerec.Panicking[tasktrace.AttemptResult]{Recorder: newTraceLog(map[string]string{"traceparent": "x"}), At: c.at}
 			a, err := New(ctx, nc, fmt.Sprintf("sendpanic%d", i), nil, Config[int]{Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			if err != nil {
@@ -615,20 +615,15 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := ctxT(t)
-			var logs lockedBuffer
-			var mu sync.Mutex
-			var failures []*actor.TaskError
+			var logs testenv.LockedBuffer
+			var errs testenv.TaskErrors
 			var seen runs
 			tr := &tracerec.Panicking[tasktrace.AttemptResult]{Recorder: newTraceLog(nil), At: c.at, Until: c.until}
 			a, err := New(ctx, connect(t, srv.ClientURL()), fmt.Sprintf("attemptpanic%d", i), func(ctx context.Context, task actor.Task[string]) error {
 				seen.add(task)
 				return nil
 			}, Config[string]{Workers: 1, MaxAttempts: 2, Backoff: fastBackoff, FetchWait: 100 * time.Millisecond, FlushInterval: 20 * time.Millisecond,
-				Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnError: func(e *actor.TaskError) {
-					mu.Lock()
-					failures = append(failures, e)
-					mu.Unlock()
-				}})
+				Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnError: errs.Add})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -653,9 +648,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 			if fmt.Sprint(ran) != fmt.Sprint(want) {
 				t.Errorf("the handler ran attempts %v, want %v", ran, want)
 			}
-			mu.Lock()
-			e := slices.Clone(failures)
-			mu.Unlock()
+			e := errs.All()
 			if len(e) != 2*c.failures {
 				t.Errorf("OnError heard of %d failures, want %d", len(e), 2*c.failures)
 			}

@@ -1,7 +1,6 @@
 package pgactor
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -145,24 +144,6 @@ func withDatabase(dsn, db string) string {
 // quiet is a logger for the actors of tests that provoke warnings.
 func quiet(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-}
-
-// lockedBuffer is a log's output that tests read while actors write it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // start returns an actor in the rig's schema, closed when the test ends.

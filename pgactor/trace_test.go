@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/actorpool/actorpool/internal/tracerec"
 	"github.com/actorpool/actorpool/pgpool"
 	"github.com/jackc/pgx/v5"
@@ -550,7 +551,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 		stored bool
 	}{{tracerec.AtStartSend, false}, {tracerec.AtSendEnd, true}} {
 		t.Run(c.at, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs testenv.LockedBuffer
 			tr := &tracerec.Panicking[AttemptResult]{Recorder: newRecTracer(map[string]string{"trace": "x"}), At: c.at}
 			name := fmt.Sprintf("sendpanic%d", i)
 			a := start(r, name, nil, Config[int]{Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -614,15 +615,15 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t)
-			var logs lockedBuffer
-			var errs errorLog
+			var logs testenv.LockedBuffer
+			var errs testenv.TaskErrors
 			var ran ledger[[2]int]
 			tr := &tracerec.Panicking[AttemptResult]{Recorder: newRecTracer(nil), At: c.at, Until: c.until}
 			a := start(r, fmt.Sprintf("attemptpanic%d", i), func(ctx context.Context, task actor.Task[int]) error {
 				ran.add([2]int{task.Payload, task.Attempt})
 				return nil
 			}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, PollInterval: 10 * time.Millisecond,
-				Tracer: tr, OnError: errs.add, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+				Tracer: tr, OnError: errs.Add, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			ids := map[uint64]int{}
 			for p := 1; p <= 2; p++ {
 				id, err := a.Send(t.Context(), p)
@@ -638,7 +639,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 			if c.ran == 0 && ran.count() != 0 || c.ran != 0 && (ran.count() != 2 || ran.times([2]int{1, c.ran}) != 1 || ran.times([2]int{2, c.ran}) != 1) {
 				t.Errorf("the handler ran %d times, want only attempt %d of each task", ran.count(), c.ran)
 			}
-			e := errs.all()
+			e := errs.All()
 			if len(e) != 2*c.failures {
 				t.Errorf("OnError heard of %d failures, want %d", len(e), 2*c.failures)
 			}
