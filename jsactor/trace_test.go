@@ -565,8 +565,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 				ids, err := send.send()
 				stored := queued() - before
 				if !c.stored {
-					var pe *actor.PanicError
-					if !errors.As(err, &pe) || pe.Func != "Tracer.StartSend" || pe.Value != tracerec.PanicValue || stored != 0 || slices.ContainsFunc(ids, func(id uint64) bool { return id != 0 }) {
+					if !tracerec.IsPanic(err, "Tracer.StartSend") || stored != 0 || slices.ContainsFunc(ids, func(id uint64) bool { return id != 0 }) {
 						t.Errorf("%s: IDs %v, error %v, %d tasks stored; want a panic of Tracer.StartSend, nothing stored", send.name, ids, err, stored)
 					}
 					continue
@@ -581,7 +580,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 				}
 			}
 			if c.stored {
-				if out := logs.String(); strings.Count(out, "Tracer.StartSend's end panicked: "+tracerec.PanicValue) != 2 {
+				if out := logs.String(); strings.Count(out, tracerec.Panicked("Tracer.StartSend's end")) != 2 {
 					t.Errorf("the log does not tell of both panics:\n%s", out)
 				}
 			}
@@ -653,8 +652,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 				t.Errorf("OnError heard of %d failures, want %d", len(e), 2*c.failures)
 			}
 			for _, te := range e {
-				var pe *actor.PanicError
-				if !errors.As(te.Err, &pe) || pe.Func != "Tracer.StartAttempt" || pe.Value != tracerec.PanicValue || te.Final != (te.Attempt == 2) {
+				if !tracerec.IsPanic(te.Err, "Tracer.StartAttempt") || te.Final != (te.Attempt == 2) {
 					t.Errorf("OnError got %v (final %v), want a panic of Tracer.StartAttempt, final at attempt 2", te, te.Final)
 				}
 			}
@@ -666,7 +664,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 				t.Errorf("dead letters %+v, want %d", letters, map[bool]int{true: 2}[c.letter != 0])
 			}
 			for _, l := range letters {
-				if l.Reason != c.letter || l.Err == nil || !strings.Contains(l.Err.Error(), "Tracer.StartAttempt panicked: "+tracerec.PanicValue) {
+				if l.Reason != c.letter || l.Err == nil || !strings.Contains(l.Err.Error(), tracerec.Panicked("Tracer.StartAttempt")) {
 					t.Errorf("task %s dead-lettered for %v with %v, want %v with the tracer's panic", l.Raw, l.Reason, l.Err, c.letter)
 				}
 			}
@@ -676,7 +674,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 				}
 			}
 			if c.at == tracerec.AtAttemptEnd {
-				if out := logs.String(); strings.Count(out, "Tracer.StartAttempt's end panicked: "+tracerec.PanicValue) != 2 {
+				if out := logs.String(); strings.Count(out, tracerec.Panicked("Tracer.StartAttempt's end")) != 2 {
 					t.Errorf("the log does not tell of both panics:\n%s", out)
 				}
 			}
