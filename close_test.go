@@ -609,28 +609,8 @@ func startTests(t *testing.T, p *Pool[*conn], started <-chan struct{}) {
 // synctest bubble that a timer or a context.AfterFunc started and that run
 // the pool's code.
 func timerCallbacks() []string {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	gs := strings.Split(string(buf), "\n\n")
-	// The caller is first; its header ends ", synctest bubble N]:".
-	head, _, _ := strings.Cut(gs[0], "\n")
-	_, bubble, ok := strings.Cut(head, ", synctest bubble ")
-	if !ok {
-		panic("timerCallbacks called outside a synctest bubble")
-	}
 	var found []string
-	for _, g := range gs[1:] {
-		head, _, _ := strings.Cut(g, "\n")
-		if !strings.HasSuffix(head, ", synctest bubble "+bubble) {
-			continue
-		}
+	for _, g := range leakcheck.Bubble() {
 		byTimer := strings.Contains(g, "\ncreated by time.goFunc") || strings.Contains(g, "\ncreated by context.(*afterFuncCtx)")
 		if byTimer && strings.Contains(g, "github.com/actorpool/actorpool.") {
 			found = append(found, g)

@@ -1,7 +1,6 @@
 package jsactor
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,11 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/nats-io/nats.go"
 )
 
@@ -98,7 +97,7 @@ type child struct {
 	name  string
 	cmd   *exec.Cmd
 	stdin *os.File // the write end of the child's standard input
-	out   lockedBuffer
+	out   testenv.LockedBuffer
 	done  chan struct{} // closed once the child has exited and its output is read
 	err   error         // cmd.Wait's, once done is closed
 }
@@ -209,23 +208,4 @@ func (c *child) tail() string {
 		s = "…" + s[len(s)-20000:]
 	}
 	return s
-}
-
-// A lockedBuffer is a bytes.Buffer that a child's output, or an actor's
-// logs, are written into while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

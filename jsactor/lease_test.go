@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 )
 
 // TestLostRunFenced cuts a worker off from the server while its handler
@@ -84,7 +85,7 @@ func TestLostRunFenced(t *testing.T) {
 func TestRenewalSkipsSettled(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
-	var logs lockedBuffer
+	var logs testenv.LockedBuffer
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
 	// A long lease: the background heartbeat (every Lease/3) does not

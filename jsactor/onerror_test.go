@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 )
 
 // TestPanickingErrorHandlerFailsOnlyAttempt: a Config.OnError that panics
@@ -21,7 +21,7 @@ import (
 func TestPanickingErrorHandlerFailsOnlyAttempt(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
-	var logs lockedBuffer
+	var logs testenv.LockedBuffer
 	var seen runs
 	a, err := New(ctx, nc, "onerror-panic", func(ctx context.Context, task actor.Task[string]) error {
 		seen.add(task)
@@ -71,19 +71,14 @@ func (e *nilCauseError) Unwrap() error { return e.cause }
 func TestNilErrorPointerFailsAttempt(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
-	var mu sync.Mutex
-	var failures []*actor.TaskError
+	var errs testenv.TaskErrors
 	a, err := New(ctx, nc, "typed-nil", func(ctx context.Context, task actor.Task[string]) error {
 		if task.Payload == "nil" {
 			var err *nilCauseError
 			return err
 		}
 		return nil
-	}, Config[string]{Workers: 1, FlushInterval: 20 * time.Millisecond, OnError: func(e *actor.TaskError) {
-		mu.Lock()
-		failures = append(failures, e)
-		mu.Unlock()
-	}})
+	}, Config[string]{Workers: 1, FlushInterval: 20 * time.Millisecond, OnError: errs.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +92,7 @@ func TestNilErrorPointerFailsAttempt(t *testing.T) {
 		s, err := a.Stats(ctx)
 		return err == nil && s.DeadLettered == 1 && s.Completed == 1
 	})
-	mu.Lock()
-	e := append([]*actor.TaskError(nil), failures...)
-	mu.Unlock()
+	e := errs.All()
 	var pe *actor.PanicError
 	if len(e) != 1 || !e[0].Final || !errors.As(e[0].Err, &pe) || pe.Func != "the handler's error" {
 		t.Errorf("OnError got %v, want one final *actor.PanicError of the handler's error", e)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 )
 
 // fastBackoff keeps retries quick in tests.
@@ -37,8 +38,7 @@ func TestRetryThenComplete(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
 	var seen runs
-	var failures []*actor.TaskError
-	var mu sync.Mutex
+	var errs testenv.TaskErrors
 	a, err := New(ctx, nc, "retry", func(ctx context.Context, task actor.Task[string]) error {
 		seen.add(task)
 		if task.Attempt < 3 {
@@ -46,7 +46,7 @@ func TestRetryThenComplete(t *testing.T) {
 		}
 		return nil
 	}, Config[string]{MaxAttempts: 3, Backoff: fastBackoff, FlushInterval: 20 * time.Millisecond,
-		OnError: func(err *actor.TaskError) { mu.Lock(); failures = append(failures, err); mu.Unlock() }})
+		OnError: errs.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +66,7 @@ func TestRetryThenComplete(t *testing.T) {
 		return err == nil && s.Completed == 1 && s.Failed == 2 && s.Retried == 2 && s.DeadLettered == 0 &&
 			s.Retrying == 0 && s.Running == 0 && s.Lost == 0
 	})
-	mu.Lock()
-	defer mu.Unlock()
+	failures := errs.All()
 	if len(failures) != 2 || failures[0].Final || failures[1].Final || failures[1].Attempt != 2 || failures[0].ID != id {
 		t.Errorf("OnError saw %v, want attempts 1 and 2 of task %d, neither final", failures, id)
 	}

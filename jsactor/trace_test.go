@@ -9,13 +9,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
 	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/actorpool/actorpool/internal/tracerec"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -539,7 +539,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 		stored bool
 	}{{tracerec.AtStartSend, false}, {tracerec.AtSendEnd, true}} {
 		t.Run(c.at, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs testenv.LockedBuffer
 			tr := &tracerec.Panicking[tasktrace.AttemptResult]{Recorder: newTraceLog(map[string]string{"traceparent": "x"}), At: c.at}
 			a, err := New(ctx, nc, fmt.Sprintf("sendpanic%d", i), nil, Config[int]{Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			if err != nil {
@@ -565,8 +565,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 				ids, err := send.send()
 				stored := queued() - before
 				if !c.stored {
-					var pe *actor.PanicError
-					if !errors.As(err, &pe) || pe.Func != "Tracer.StartSend" || pe.Value != tracerec.PanicValue || stored != 0 || slices.ContainsFunc(ids, func(id uint64) bool { return id != 0 }) {
+					if !tracerec.IsPanic(err, "Tracer.StartSend") || stored != 0 || slices.ContainsFunc(ids, func(id uint64) bool { return id != 0 }) {
 						t.Errorf("%s: IDs %v, error %v, %d tasks stored; want a panic of Tracer.StartSend, nothing stored", send.name, ids, err, stored)
 					}
 					continue
@@ -581,7 +580,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 				}
 			}
 			if c.stored {
-				if out := logs.String(); strings.Count(out, "Tracer.StartSend's end panicked: "+tracerec.PanicValue) != 2 {
+				if out := logs.String(); strings.Count(out, tracerec.Panicked("Tracer.StartSend's end")) != 2 {
 					t.Errorf("the log does not tell of both panics:\n%s", out)
 				}
 			}
@@ -615,20 +614,15 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := ctxT(t)
-			var logs lockedBuffer
-			var mu sync.Mutex
-			var failures []*actor.TaskError
+			var logs testenv.LockedBuffer
+			var errs testenv.TaskErrors
 			var seen runs
 			tr := &tracerec.Panicking[tasktrace.AttemptResult]{Recorder: newTraceLog(nil), At: c.at, Until: c.until}
 			a, err := New(ctx, connect(t, srv.ClientURL()), fmt.Sprintf("attemptpanic%d", i), func(ctx context.Context, task actor.Task[string]) error {
 				seen.add(task)
 				return nil
 			}, Config[string]{Workers: 1, MaxAttempts: 2, Backoff: fastBackoff, FetchWait: 100 * time.Millisecond, FlushInterval: 20 * time.Millisecond,
-				Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnError: func(e *actor.TaskError) {
-					mu.Lock()
-					failures = append(failures, e)
-					mu.Unlock()
-				}})
+				Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil)), OnError: errs.Add})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -653,15 +647,12 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 			if fmt.Sprint(ran) != fmt.Sprint(want) {
 				t.Errorf("the handler ran attempts %v, want %v", ran, want)
 			}
-			mu.Lock()
-			e := slices.Clone(failures)
-			mu.Unlock()
+			e := errs.All()
 			if len(e) != 2*c.failures {
 				t.Errorf("OnError heard of %d failures, want %d", len(e), 2*c.failures)
 			}
 			for _, te := range e {
-				var pe *actor.PanicError
-				if !errors.As(te.Err, &pe) || pe.Func != "Tracer.StartAttempt" || pe.Value != tracerec.PanicValue || te.Final != (te.Attempt == 2) {
+				if !tracerec.IsPanic(te.Err, "Tracer.StartAttempt") || te.Final != (te.Attempt == 2) {
 					t.Errorf("OnError got %v (final %v), want a panic of Tracer.StartAttempt, final at attempt 2", te, te.Final)
 				}
 			}
@@ -673,7 +664,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 				t.Errorf("dead letters %+v, want %d", letters, map[bool]int{true: 2}[c.letter != 0])
 			}
 			for _, l := range letters {
-				if l.Reason != c.letter || l.Err == nil || !strings.Contains(l.Err.Error(), "Tracer.StartAttempt panicked: "+tracerec.PanicValue) {
+				if l.Reason != c.letter || l.Err == nil || !strings.Contains(l.Err.Error(), tracerec.Panicked("Tracer.StartAttempt")) {
 					t.Errorf("task %s dead-lettered for %v with %v, want %v with the tracer's panic", l.Raw, l.Reason, l.Err, c.letter)
 				}
 			}
@@ -683,7 +674,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 				}
 			}
 			if c.at == tracerec.AtAttemptEnd {
-				if out := logs.String(); strings.Count(out, "Tracer.StartAttempt's end panicked: "+tracerec.PanicValue) != 2 {
+				if out := logs.String(); strings.Count(out, tracerec.Panicked("Tracer.StartAttempt's end")) != 2 {
 					t.Errorf("the log does not tell of both panics:\n%s", out)
 				}
 			}

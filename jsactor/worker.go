@@ -189,33 +189,15 @@ func (a *Actor[T]) decode(data []byte) (p T, err error) {
 }
 
 // call runs the handler, turning a panic into an *actor.PanicError, as
-// checkError does one of the methods of the error it returned.
+// errs.CheckHandlerError does one of the methods of the error it
+// returned.
 func (a *Actor[T]) call(ctx context.Context, task actor.Task[T]) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &actor.PanicError{Func: "handler", Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return checkError(a.handler(ctx, task))
-}
-
-// checkError returns err, the handler's, or an *actor.PanicError when the
-// methods that settling its attempt calls on it panic. They are the
-// handler's code too, and a nil *E returned as an error, whose methods
-// read its fields, panics in them: that fails the attempt, as a panic in
-// the handler does, rather than the process.
-func checkError(err error) error {
-	if err == nil {
-		return nil
-	}
-	if perr := errs.Protect("the handler's error", func() {
-		_ = err.Error()
-		_ = errors.Is(err, actor.ErrPermanent)
-		_ = snoozed(err)
-	}); perr != nil {
-		return perr
-	}
-	return err
+	return errs.CheckHandlerError[*SnoozeError](a.handler(ctx, task), actor.ErrPermanent)
 }
 
 func (a *Actor[T]) beginRun() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 )
 
 // configFields returns the fields named by the *actor.ConfigError values
@@ -149,9 +150,9 @@ func TestUndecodable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var errs errorLog
+	var errs testenv.TaskErrors
 	ran := make(chan int, 1)
-	a := start(r, "changed", forward(ran), Config[int]{Workers: 1, FetchBatch: 1, OnError: errs.add, MaxAttempts: 5})
+	a := start(r, "changed", forward(ran), Config[int]{Workers: 1, FetchBatch: 1, OnError: errs.Add, MaxAttempts: 5})
 	if _, err := a.Send(t.Context(), 7); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestUndecodable(t *testing.T) {
 		l.Err == nil || !strings.Contains(l.Err.Error(), "cannot decode payload") {
 		t.Errorf("letter %+v", l)
 	}
-	e := errs.all()
+	e := errs.All()
 	if len(e) != 1 || !e[0].Final || !errors.As(e[0].Err, &de) || de.ID != bad || de.Actor != "changed" {
 		t.Errorf("OnError got %v, want one final *DecodeError", e)
 	}

@@ -199,7 +199,7 @@ func TestReplaySharedKey(t *testing.T) {
 		done <- result{moved, err}
 	}()
 	eventually(t, 10*time.Second, "the replay did not wait for the send's key", func() bool {
-		return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) > 0
+		return r.lockWaits() > 0
 	})
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package pgactor
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -147,24 +146,6 @@ func quiet(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
-// lockedBuffer is a log's output that tests read while actors write it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // start returns an actor in the rig's schema, closed when the test ends.
 func start[T any](r *rig, name string, h actor.Handler[T], cfg Config[T]) *Actor[T] {
 	r.t.Helper()
@@ -300,6 +281,13 @@ func (r *rig) count(sql string, args ...any) int {
 		r.t.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+// lockWaits returns how many statements on the rig's schema wait for a
+// lock, such as a row another transaction locked.
+func (r *rig) lockWaits() int {
+	r.t.Helper()
+	return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema)
 }
 
 var _ = pgx.ErrNoRows

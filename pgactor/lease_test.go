@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 )
 
 // TestLeaseLostCancels checks that the heartbeat finds a lease that
@@ -103,11 +104,11 @@ func TestLostTooOften(t *testing.T) {
 	// Two runs lost already, and a third whose lease ran out.
 	r.exec(`UPDATE {s}.tasks SET owner = 'dead', runs = 3, attempt = 3, lost = 2, available_at = now() - interval '1 second' WHERE id = $1`, int64(id))
 	ran := make(chan struct{}, 1)
-	var errs errorLog
+	var errs testenv.TaskErrors
 	a := start(r, "lossy", func(ctx context.Context, task actor.Task[int]) error {
 		ran <- struct{}{}
 		return nil
-	}, Config[int]{MaxLost: 2, OnError: errs.add})
+	}, Config[int]{MaxLost: 2, OnError: errs.Add})
 	eventually(t, 10*time.Second, "dead-lettered", func() bool { return stats(t, a).DeadLettered == 1 })
 	letters, err := a.DeadLetters(t.Context(), LetterFilter{})
 	if err != nil || len(letters) != 1 || letters[0].Reason != ReasonLost || letters[0].Lost != 3 || letters[0].Attempts != 3 {
@@ -116,7 +117,7 @@ func TestLostTooOften(t *testing.T) {
 	if len(ran) != 0 {
 		t.Error("the handler ran a task lost too often")
 	}
-	if e := errs.all(); len(e) != 1 || !e[0].Final {
+	if e := errs.All(); len(e) != 1 || !e[0].Final {
 		t.Errorf("OnError got %v", e)
 	}
 	if s := stats(t, a); s.Lost != 1 {

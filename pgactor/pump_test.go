@@ -30,17 +30,7 @@ func TestSettlingWaitsForHeartbeat(t *testing.T) {
 	r := newRig(t)
 	a := start(r, "lockorder", nil, Config[int]{Logger: quiet(t)})
 	ctx := t.Context()
-	if _, err := a.SendBatch(ctx, []int{1, 2, 3}); err != nil {
-		t.Fatal(err)
-	}
-	var leases []*lease
-	b := &pgx.Batch{}
-	a.store.fetch(b, 3, a.set.lease, &leases)
-	if err := a.store.runBatch(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	a.hold(leases, time.Now())
-	slices.SortFunc(leases, func(l, m *lease) int { return cmp.Compare(l.id, m.id) })
+	leases := fetchedLeases(r, a, 3)
 	x, z, y := leases[0], leases[1], leases[2]
 	var order []int64
 	if err := r.pool.QueryRow(ctx, expand(r.schema, `SELECT array_agg(id ORDER BY ctid) FROM {s}.tasks`)).Scan(&order); err != nil {
@@ -50,21 +40,10 @@ func TestSettlingWaitsForHeartbeat(t *testing.T) {
 		t.Fatalf("the rows lie in the order %v, not by id", order)
 	}
 
-	side, err := r.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer side.Rollback(context.Background())
-	if _, err := side.Exec(ctx, expand(r.schema, `SELECT FROM {s}.tasks WHERE id = $1 FOR UPDATE`), z.id); err != nil {
-		t.Fatal(err)
-	}
-	waiting := func() int {
-		return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema)
-	}
-
+	side := lockRow(r, z.id)
 	p := &pump[int]{a: a, results: make(chan roundResult, 4)}
 	p.launch(p.newRound(true))
-	eventually(t, 10*time.Second, "the heartbeat did not wait for z's row", func() bool { return waiting() == 1 })
+	eventually(t, 10*time.Second, "the heartbeat did not wait for z's row", func() bool { return r.lockWaits() == 1 })
 
 	// y's worker hands in its completion, x's gives x back, and the pump
 	// makes its next round.
@@ -79,7 +58,7 @@ func TestSettlingWaitsForHeartbeat(t *testing.T) {
 			results = append(results, res)
 		default:
 		}
-		return len(results) > 0 || waiting() == 2
+		return len(results) > 0 || r.lockWaits() == 2
 	})
 
 	if err := side.Commit(ctx); err != nil {
@@ -159,34 +138,14 @@ func TestAfterBeatSettledAfterHeartbeat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t)
 			a := start(r, "afterbeat", nil, Config[int]{Logger: quiet(t)})
-			ctx := t.Context()
-			if _, err := a.SendBatch(ctx, []int{1, 2}); err != nil {
-				t.Fatal(err)
-			}
-			var leases []*lease
-			b := &pgx.Batch{}
-			a.store.fetch(b, 2, a.set.lease, &leases)
-			if err := a.store.runBatch(ctx, b); err != nil {
-				t.Fatal(err)
-			}
-			a.hold(leases, time.Now())
-			slices.SortFunc(leases, func(l, m *lease) int { return cmp.Compare(l.id, m.id) })
+			leases := fetchedLeases(r, a, 2)
 			x, z := leases[0], leases[1]
 
-			side, err := r.pool.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer side.Rollback(context.Background())
-			if _, err := side.Exec(ctx, expand(r.schema, `SELECT FROM {s}.tasks WHERE id = $1 FOR UPDATE`), z.id); err != nil {
-				t.Fatal(err)
-			}
+			side := lockRow(r, z.id)
 			p := &pump[int]{a: a, results: make(chan roundResult, 4), timer: time.NewTimer(time.Hour)}
 			defer p.timer.Stop()
 			p.launch(p.newRound(true))
-			eventually(t, 10*time.Second, "the heartbeat did not wait for z's row", func() bool {
-				return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) == 1
-			})
+			eventually(t, 10*time.Second, "the heartbeat did not wait for z's row", func() bool { return r.lockWaits() == 1 })
 			reply := make(chan outcome, 1)
 			p.add(&settling{l: x, reply: reply})
 			if len(p.afterBeat) != 1 {
@@ -243,17 +202,8 @@ func TestCompletionOutlivesNoStuckHeartbeat(t *testing.T) {
 		within(t, started, 10*time.Second, "a task did not start")
 	}
 
-	side, err := r.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer side.Rollback(context.Background())
-	if _, err := side.Exec(ctx, expand(r.schema, `SELECT FROM {s}.tasks WHERE id = $1 FOR UPDATE`), int64(z)); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "no heartbeat waited for z's row", func() bool {
-		return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) == 1
-	})
+	lockRow(r, int64(z))
+	eventually(t, 10*time.Second, "no heartbeat waited for z's row", func() bool { return r.lockWaits() == 1 })
 
 	done := time.Now()
 	close(finishX)
@@ -267,4 +217,43 @@ func TestCompletionOutlivesNoStuckHeartbeat(t *testing.T) {
 	if n := runsOfX.Load(); n != 1 {
 		t.Errorf("x ran %d times", n)
 	}
+}
+
+// fetchedLeases sends n tasks through a, which runs no worker, fetches
+// and holds their leases as a round of its pump would, and returns them
+// in the order of their ids, for a test that plays the pump itself.
+func fetchedLeases(r *rig, a *Actor[int], n int) []*lease {
+	r.t.Helper()
+	payloads := make([]int, n)
+	for i := range payloads {
+		payloads[i] = i + 1
+	}
+	if _, err := a.SendBatch(r.t.Context(), payloads); err != nil {
+		r.t.Fatal(err)
+	}
+	var leases []*lease
+	b := &pgx.Batch{}
+	a.store.fetch(b, n, a.set.lease, &leases)
+	if err := a.store.runBatch(r.t.Context(), b); err != nil {
+		r.t.Fatal(err)
+	}
+	a.hold(leases, time.Now())
+	slices.SortFunc(leases, func(l, m *lease) int { return cmp.Compare(l.id, m.id) })
+	return leases
+}
+
+// lockRow locks the row of task id in a transaction beside the actor's,
+// so that the actor's statements that lock it wait, until the test
+// commits the transaction or ends.
+func lockRow(r *rig, id int64) pgx.Tx {
+	r.t.Helper()
+	side, err := r.pool.Begin(r.t.Context())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { side.Rollback(context.Background()) })
+	if _, err := side.Exec(r.t.Context(), expand(r.schema, `SELECT FROM {s}.tasks WHERE id = $1 FOR UPDATE`), id); err != nil {
+		r.t.Fatal(err)
+	}
+	return side
 }

@@ -12,31 +12,14 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 )
-
-// errorLog collects what OnError receives.
-type errorLog struct {
-	mu   sync.Mutex
-	errs []*actor.TaskError
-}
-
-func (l *errorLog) add(e *actor.TaskError) {
-	l.mu.Lock()
-	l.errs = append(l.errs, e)
-	l.mu.Unlock()
-}
-
-func (l *errorLog) all() []*actor.TaskError {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]*actor.TaskError(nil), l.errs...)
-}
 
 // TestRetry checks that a failing task runs again after the backoff, with
 // its attempt number, that OnError hears of each failure, and the counters.
 func TestRetry(t *testing.T) {
 	r := newRig(t)
-	var errs errorLog
+	var errs testenv.TaskErrors
 	var mu sync.Mutex
 	var at []time.Time
 	const backoff = 100 * time.Millisecond
@@ -51,7 +34,7 @@ func TestRetry(t *testing.T) {
 			return errors.New("not yet")
 		}
 		return nil
-	}, Config[int]{MaxAttempts: 3, Backoff: actor.Backoff{Initial: backoff, Multiplier: 2}, OnError: errs.add, PollInterval: time.Hour})
+	}, Config[int]{MaxAttempts: 3, Backoff: actor.Backoff{Initial: backoff, Multiplier: 2}, OnError: errs.Add, PollInterval: time.Hour})
 	if _, err := a.Send(t.Context(), 7); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +48,7 @@ func TestRetry(t *testing.T) {
 			t.Errorf("attempt %d ran %v after attempt %d, want about %v", i+2, gap, i+1, want)
 		}
 	}
-	e := errs.all()
+	e := errs.All()
 	if len(e) != 2 || e[0].Attempt != 1 || e[1].Attempt != 2 || e[0].Final || e[1].Final || e[0].Actor != "retry" || e[0].Err.Error() != "not yet" {
 		t.Errorf("OnError got %v", e)
 	}
@@ -116,7 +99,7 @@ func TestRetryHoldsNoWorker(t *testing.T) {
 // attempts spent, of a timeout and of a panic.
 func TestFinalFailures(t *testing.T) {
 	r := newRig(t)
-	var errs errorLog
+	var errs testenv.TaskErrors
 	boom := errors.New("boom")
 	a := start(r, "final", func(ctx context.Context, task actor.Task[string]) error {
 		switch task.Payload {
@@ -132,7 +115,7 @@ func TestFinalFailures(t *testing.T) {
 		}
 		return nil
 	}, Config[string]{Workers: 4, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, Timeout: 100 * time.Millisecond,
-		OnError: errs.add, PollInterval: 20 * time.Millisecond})
+		OnError: errs.Add, PollInterval: 20 * time.Millisecond})
 	ids := map[string]uint64{}
 	for _, p := range []string{"permanent", "spent", "slow", "panic"} {
 		id, err := a.Send(t.Context(), p)
@@ -171,7 +154,7 @@ func TestFinalFailures(t *testing.T) {
 		}
 	}
 	finals := 0
-	for _, e := range errs.all() {
+	for _, e := range errs.All() {
 		if e.Final {
 			finals++
 		}
@@ -266,7 +249,7 @@ func TestCancelWhileTaskMoves(t *testing.T) {
 		done <- result{n, err}
 	}()
 	eventually(t, 10*time.Second, "Cancel did not wait for the task's row", func() bool {
-		return r.count(`SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`, r.schema) > 0
+		return r.lockWaits() > 0
 	})
 	if err := worker.Commit(t.Context()); err != nil {
 		t.Fatal(err)
@@ -286,7 +269,7 @@ func TestCancelWhileTaskMoves(t *testing.T) {
 // the one it ended.
 func TestGoexit(t *testing.T) {
 	r := newRig(t)
-	var errs errorLog
+	var errs testenv.TaskErrors
 	var ran ledger[int]
 	a := start(r, "goexit", func(ctx context.Context, task actor.Task[int]) error {
 		ran.add(task.Attempt)
@@ -294,12 +277,12 @@ func TestGoexit(t *testing.T) {
 			runtime.Goexit()
 		}
 		return nil
-	}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, OnError: errs.add})
+	}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, OnError: errs.Add})
 	if _, err := a.Send(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "completed on the second attempt", func() bool { return stats(t, a).Completed == 1 })
-	e := errs.all()
+	e := errs.All()
 	var pe *actor.PanicError
 	if len(e) != 1 || !errors.As(e[0].Err, &pe) || !pe.Goexit || e[0].Final {
 		t.Errorf("OnError got %v, want one retried Goexit", e)
@@ -402,14 +385,14 @@ func (e *nilCauseError) Unwrap() error { return e.cause }
 // message or asked whether it was permanent.
 func TestNilErrorPointerFailsAttempt(t *testing.T) {
 	r := newRig(t)
-	var errs errorLog
+	var errs testenv.TaskErrors
 	a := start(r, "typed-nil", func(ctx context.Context, task actor.Task[int]) error {
 		if task.Payload == 1 {
 			var err *nilCauseError
 			return err
 		}
 		return nil
-	}, Config[int]{Workers: 1, PollInterval: 10 * time.Millisecond, OnError: errs.add})
+	}, Config[int]{Workers: 1, PollInterval: 10 * time.Millisecond, OnError: errs.Add})
 	for p := 1; p <= 2; p++ {
 		if _, err := a.Send(t.Context(), p); err != nil {
 			t.Fatal(err)
@@ -419,7 +402,7 @@ func TestNilErrorPointerFailsAttempt(t *testing.T) {
 		s := stats(t, a)
 		return s.DeadLettered == 1 && s.Completed == 1
 	})
-	e := errs.all()
+	e := errs.All()
 	var pe *actor.PanicError
 	if len(e) != 1 || !e[0].Final || !errors.As(e[0].Err, &pe) || pe.Func != "the handler's error" {
 		t.Errorf("OnError got %v, want one final *actor.PanicError of the handler's error", e)

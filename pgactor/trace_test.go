@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/actorpool/actorpool/internal/tracerec"
 	"github.com/actorpool/actorpool/pgpool"
 	"github.com/jackc/pgx/v5"
@@ -550,7 +551,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 		stored bool
 	}{{tracerec.AtStartSend, false}, {tracerec.AtSendEnd, true}} {
 		t.Run(c.at, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs testenv.LockedBuffer
 			tr := &tracerec.Panicking[AttemptResult]{Recorder: newRecTracer(map[string]string{"trace": "x"}), At: c.at}
 			name := fmt.Sprintf("sendpanic%d", i)
 			a := start(r, name, nil, Config[int]{Tracer: tr, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -565,8 +566,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 				ids, err := send.send()
 				stored := r.count("SELECT count(*) FROM {s}.tasks WHERE actor = $1", name) - before
 				if !c.stored {
-					var pe *actor.PanicError
-					if !errors.As(err, &pe) || pe.Func != "Tracer.StartSend" || pe.Value != tracerec.PanicValue || stored != 0 {
+					if !tracerec.IsPanic(err, "Tracer.StartSend") || stored != 0 {
 						t.Errorf("%s: error %v, %d tasks stored; want a panic of Tracer.StartSend, nothing stored", send.name, err, stored)
 					}
 					continue
@@ -581,7 +581,7 @@ func TestTracerPanicOnSend(t *testing.T) {
 				}
 			}
 			if c.stored {
-				if out := logs.String(); strings.Count(out, "Tracer.StartSend's end panicked: "+tracerec.PanicValue) != 2 {
+				if out := logs.String(); strings.Count(out, tracerec.Panicked("Tracer.StartSend's end")) != 2 {
 					t.Errorf("the log does not tell of both panics:\n%s", out)
 				}
 			}
@@ -614,15 +614,15 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRig(t)
-			var logs lockedBuffer
-			var errs errorLog
+			var logs testenv.LockedBuffer
+			var errs testenv.TaskErrors
 			var ran ledger[[2]int]
 			tr := &tracerec.Panicking[AttemptResult]{Recorder: newRecTracer(nil), At: c.at, Until: c.until}
 			a := start(r, fmt.Sprintf("attemptpanic%d", i), func(ctx context.Context, task actor.Task[int]) error {
 				ran.add([2]int{task.Payload, task.Attempt})
 				return nil
 			}, Config[int]{Workers: 1, MaxAttempts: 2, Backoff: actor.Backoff{Initial: time.Millisecond}, PollInterval: 10 * time.Millisecond,
-				Tracer: tr, OnError: errs.add, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+				Tracer: tr, OnError: errs.Add, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			ids := map[uint64]int{}
 			for p := 1; p <= 2; p++ {
 				id, err := a.Send(t.Context(), p)
@@ -638,13 +638,12 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 			if c.ran == 0 && ran.count() != 0 || c.ran != 0 && (ran.count() != 2 || ran.times([2]int{1, c.ran}) != 1 || ran.times([2]int{2, c.ran}) != 1) {
 				t.Errorf("the handler ran %d times, want only attempt %d of each task", ran.count(), c.ran)
 			}
-			e := errs.all()
+			e := errs.All()
 			if len(e) != 2*c.failures {
 				t.Errorf("OnError heard of %d failures, want %d", len(e), 2*c.failures)
 			}
 			for _, te := range e {
-				var pe *actor.PanicError
-				if !errors.As(te.Err, &pe) || pe.Func != "Tracer.StartAttempt" || pe.Value != tracerec.PanicValue || te.Final != (te.Attempt == 2) {
+				if !tracerec.IsPanic(te.Err, "Tracer.StartAttempt") || te.Final != (te.Attempt == 2) {
 					t.Errorf("OnError got %v (final %v), want a panic of Tracer.StartAttempt, final at attempt 2", te, te.Final)
 				}
 			}
@@ -656,7 +655,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 				t.Errorf("dead letters %+v, want %d", letters, map[bool]int{true: 2}[c.letter != 0])
 			}
 			for _, l := range letters {
-				if l.Reason != c.letter || l.Err == nil || !strings.Contains(l.Err.Error(), "Tracer.StartAttempt panicked: "+tracerec.PanicValue) {
+				if l.Reason != c.letter || l.Err == nil || !strings.Contains(l.Err.Error(), tracerec.Panicked("Tracer.StartAttempt")) {
 					t.Errorf("task %d dead-lettered for %v with %v, want %v with the tracer's panic", l.Task.Payload, l.Reason, l.Err, c.letter)
 				}
 			}
@@ -666,7 +665,7 @@ func TestTracerPanicOnAttempt(t *testing.T) {
 				}
 			}
 			if c.at == tracerec.AtAttemptEnd {
-				if out := logs.String(); strings.Count(out, "Tracer.StartAttempt's end panicked: "+tracerec.PanicValue) != 2 {
+				if out := logs.String(); strings.Count(out, tracerec.Panicked("Tracer.StartAttempt's end")) != 2 {
 					t.Errorf("the log does not tell of both panics:\n%s", out)
 				}
 			}

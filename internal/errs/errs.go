@@ -135,3 +135,25 @@ func Protect(what string, fn func()) (err error) {
 	fn()
 	return nil
 }
+
+// CheckHandlerError returns err, a durable actor's handler's, or a
+// *PanicError when a method of err that settling its attempt calls
+// panics: Error, and those that errors.Is(err, permanent) and errors.As
+// for an S, the package's snooze error, call. They are the handler's code
+// too, and a nil *E returned as an error, whose methods read its fields,
+// panics in them: that fails the attempt, as a panic in the handler does,
+// rather than the process that settles it.
+func CheckHandlerError[S error](err, permanent error) error {
+	if err == nil {
+		return nil
+	}
+	if perr := Protect("the handler's error", func() {
+		_ = err.Error()
+		_ = errors.Is(err, permanent)
+		var snoozed S
+		_ = errors.As(err, &snoozed)
+	}); perr != nil {
+		return perr
+	}
+	return err
+}

@@ -2,6 +2,7 @@ package errs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -97,5 +98,60 @@ func TestProtect(t *testing.T) {
 	}
 	if err := Protect("f", func() { panic(nil) }); err == nil {
 		t.Error("panic(nil) was not recovered")
+	}
+}
+
+// The errors a handler may return, to CheckHandlerError.
+type (
+	// snoozeError stands for a package's SnoozeError.
+	snoozeError struct{}
+	// causeError's methods read its field: a nil *causeError panics in
+	// Error and Unwrap.
+	causeError struct{ cause error }
+	// isPanics panics when errors.Is asks it; asPanics, errors.As.
+	isPanics struct{}
+	asPanics struct{}
+)
+
+func (*snoozeError) Error() string  { return "snoozed" }
+func (e *causeError) Error() string { return "failed: " + e.cause.Error() }
+func (e *causeError) Unwrap() error { return e.cause }
+func (isPanics) Error() string      { return "is panics" }
+func (isPanics) Is(error) bool      { panic("Is") }
+func (asPanics) Error() string      { return "as panics" }
+func (asPanics) As(any) bool        { panic("As") }
+
+// TestCheckHandlerError checks that a handler's error is returned as it
+// is unless one of the methods that settling calls on it panics: its
+// message, and those that errors.Is and errors.As call on it and what it
+// wraps.
+func TestCheckHandlerError(t *testing.T) {
+	permanent := errors.New("permanent")
+	tests := []struct {
+		name     string
+		err      error
+		panicked bool
+	}{
+		{"nil", nil, false},
+		{"plain", io.EOF, false},
+		{"permanent", fmt.Errorf("bad request: %w", permanent), false},
+		{"snoozed", fmt.Errorf("later: %w", &snoozeError{}), false},
+		{"cause", &causeError{io.EOF}, false},
+		{"nil pointer", (*causeError)(nil), true},
+		{"nil pointer wrapped", fmt.Errorf("wrapped: %w", (*causeError)(nil)), true},
+		{"Is panics", isPanics{}, true},
+		{"As panics", asPanics{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckHandlerError[*snoozeError](tt.err, permanent)
+			var pe *PanicError
+			switch {
+			case !tt.panicked && err != tt.err:
+				t.Errorf("CheckHandlerError = %v, want the error itself", err)
+			case tt.panicked && (err == tt.err || !errors.As(err, &pe) || pe.Func != "the handler's error" || len(pe.Stack) == 0):
+				t.Errorf("CheckHandlerError = %v, want a *PanicError of the handler's error", err)
+			}
+		})
 	}
 }

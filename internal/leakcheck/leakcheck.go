@@ -82,10 +82,32 @@ func (s Snapshot) Check(t testing.TB) {
 	}
 }
 
+// Bubble returns the stacks of the goroutines in the caller's synctest
+// bubble, other than the caller's, those of package synctest that run the
+// bubble among them; it panics outside a bubble. A test in a bubble checks
+// with it what still runs there once the code it tests says it has
+// stopped, such as a goroutine that a timer started: the bubble sets the
+// test's goroutines apart from those of the tests that run beside it.
+func Bubble() []string {
+	gs := stacks()
+	bubble := gs[0].bubble
+	if bubble == "" {
+		panic("leakcheck: Bubble called outside a synctest bubble")
+	}
+	var in []string
+	for _, g := range gs[1:] {
+		if g.bubble == bubble {
+			in = append(in, g.stack)
+		}
+	}
+	return in
+}
+
 // A goroutine is one entry of runtime.Stack's dump.
 type goroutine struct {
-	id    uint64
-	stack string
+	id     uint64
+	bubble string // the synctest bubble it belongs to, "" for none
+	stack  string
 }
 
 // stacks returns every goroutine that runs code outside the runtime, the
@@ -102,13 +124,16 @@ func stacks() []goroutine {
 	}
 	var gs []goroutine
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		// Each entry begins "goroutine 123 [state]:".
-		head, _, _ := bytes.Cut(g, []byte(" ["))
-		id, err := strconv.ParseUint(string(bytes.TrimPrefix(head, []byte("goroutine "))), 10, 64)
+		// Each entry begins "goroutine 123 [state]:", or, in a bubble,
+		// "goroutine 123 [state, synctest bubble 4]:".
+		head, _, _ := bytes.Cut(g, []byte("\n"))
+		idText, state, _ := bytes.Cut(head, []byte(" ["))
+		id, err := strconv.ParseUint(string(bytes.TrimPrefix(idText, []byte("goroutine "))), 10, 64)
 		if err != nil {
 			continue
 		}
-		gs = append(gs, goroutine{id: id, stack: string(g)})
+		_, bubble, _ := bytes.Cut(bytes.TrimSuffix(state, []byte("]:")), []byte(", synctest bubble "))
+		gs = append(gs, goroutine{id: id, bubble: string(bubble), stack: string(g)})
 	}
 	return gs
 }

@@ -107,3 +107,35 @@ func TestCheckWaitsForGoroutineEnding(t *testing.T) {
 		t.Errorf("Check failed on a goroutine on its way out: %v", r.errors)
 	}
 }
+
+// TestBubble checks that Bubble sees the goroutines in the caller's
+// synctest bubble, other than the caller, and none outside it.
+func TestBubble(t *testing.T) {
+	defer start(runningBefore)()
+	synctest.Test(t, func(t *testing.T) {
+		before := Bubble()
+		end := start(startedAfter)
+		defer end()
+		in := Bubble()
+		count := func(in []string, frame string) (n int) {
+			for _, g := range in {
+				if strings.Contains(g, frame) {
+					n++
+				}
+			}
+			return n
+		}
+		// The goroutines of package synctest that run the bubble are in
+		// it too.
+		if len(in) != len(before)+1 || count(in, "startedAfter") != 1 || count(in, "runningBefore") != 0 || count(in, "leakcheck.Bubble()") != 0 {
+			t.Fatalf("Bubble = %d goroutines, want the %d of synctest and the one started in the bubble, not the caller:\n\n%s",
+				len(in), len(before), strings.Join(in, "\n\n"))
+		}
+	})
+	defer func() {
+		if recover() == nil {
+			t.Error("Bubble outside a bubble did not panic")
+		}
+	}()
+	Bubble()
+}

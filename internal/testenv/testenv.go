@@ -14,7 +14,9 @@
 // server asks for a private one with PrivatePostgres or PrivateRedis.
 //
 // FaultSuite is the fault tests that every adapter over a server runs, with
-// what differs between adapters given as funcs.
+// what differs between adapters given as funcs. LockedBuffer and
+// TaskErrors keep what the code a test runs writes or reports from other
+// goroutines, for the test to read.
 package testenv
 
 import (

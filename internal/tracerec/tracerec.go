@@ -6,6 +6,7 @@ package tracerec
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 // A Recorder is a tasktrace.TracerOf[R] whose sends return its headers,
@@ -117,6 +119,22 @@ const (
 
 // PanicValue is what a Panicking tracer panics with.
 const PanicValue = "tracerec: the tracer's bug"
+
+// IsPanic reports whether err is, or wraps, the *errs.PanicError (that is,
+// *actor.PanicError) of a Panicking tracer's panic in fn, such as
+// "Tracer.StartSend": the error of a send, or of an attempt, whose
+// tracer panicked.
+func IsPanic(err error, fn string) bool {
+	var pe *errs.PanicError
+	return errors.As(err, &pe) && pe.Func == fn && pe.Value == PanicValue
+}
+
+// Panicked returns the message of the error of a Panicking tracer's panic
+// in fn, which an actor logs when the panic fails nothing, and which a
+// dead letter's error carries when it fails the task.
+func Panicked(fn string) string {
+	return (&errs.PanicError{Func: fn, Value: PanicValue}).Error()
+}
 
 // A Panicking is a Recorder that panics with PanicValue in the callback
 // At names: before it starts a send or an attempt, or after it has kept

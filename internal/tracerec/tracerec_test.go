@@ -3,10 +3,12 @@ package tracerec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"testing"
 
 	"github.com/actorpool/actorpool/actor/tasktrace"
+	"github.com/actorpool/actorpool/internal/errs"
 )
 
 // TestRecorder checks that a send's headers come back in the attempt's
@@ -39,4 +41,33 @@ func TestRecorder(t *testing.T) {
 		}
 	}()
 	endAttempt(tasktrace.AttemptResult{})
+}
+
+// TestIsPanic checks that IsPanic tells a Panicking tracer's panic in a
+// callback, recovered as the actors recover it, from other errors, and
+// that Panicked is its message.
+func TestIsPanic(t *testing.T) {
+	p := &Panicking[tasktrace.AttemptResult]{Recorder: New[tasktrace.AttemptResult](nil), At: AtStartSend}
+	panicked := errs.Protect("Tracer.StartSend", func() { p.StartSend(t.Context(), tasktrace.SendInfo{}) })
+	tests := []struct {
+		name string
+		err  error
+		fn   string
+		want bool
+	}{
+		{"its panic", panicked, "Tracer.StartSend", true},
+		{"wrapped", fmt.Errorf("send: %w", panicked), "Tracer.StartSend", true},
+		{"in another callback", panicked, "Tracer.StartAttempt", false},
+		{"another panic", errs.Protect("Tracer.StartSend", func() { panic("another") }), "Tracer.StartSend", false},
+		{"its message only", errors.New(panicked.Error()), "Tracer.StartSend", false},
+		{"nil", nil, "Tracer.StartSend", false},
+	}
+	for _, tt := range tests {
+		if got := IsPanic(tt.err, tt.fn); got != tt.want {
+			t.Errorf("%s: IsPanic(%v, %q) = %v, want %v", tt.name, tt.err, tt.fn, got, tt.want)
+		}
+	}
+	if got := Panicked("Tracer.StartSend"); got != panicked.Error() {
+		t.Errorf("Panicked = %q, want the panic's message, %q", got, panicked.Error())
+	}
 }
