@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/nats-io/nats.go"
 )
 
 // TestAdminTasks puts one task in each state and checks what the Admin
@@ -221,19 +222,7 @@ func TestAdminDeadLetters(t *testing.T) {
 func TestAdminDeleteRacesDelivery(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
-	started := make(chan uint64, 2)
-	release := make(chan struct{})
-	a, err := New(ctx, nc, "delrace", func(ctx context.Context, task actor.Task[string]) error {
-		started <- task.ID
-		<-release
-		return nil
-	}, Config[string]{Workers: 1, FlushInterval: time.Hour, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Pause(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, started, release := pausedBlockingActor(t, ctx, nc, "delrace")
 	id, err := a.Send(ctx, "x")
 	if err != nil {
 		t.Fatal(err)
@@ -242,17 +231,7 @@ func TestAdminDeleteRacesDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin.deleting = func(seq uint64) {
-		if err := admin.Resume(ctx, "delrace"); err != nil {
-			t.Error(err)
-			return
-		}
-		select {
-		case <-started:
-		case <-ctx.Done():
-			t.Error("the task did not start after Resume")
-		}
-	}
+	admin.deleting = func(seq uint64) { resumeUntilStarted(t, ctx, admin, "delrace", started) }
 	deleted, err := admin.Delete(ctx, "delrace", id)
 	if len(deleted) != 0 || !errors.Is(err, ErrMaybeRunning) {
 		t.Errorf("Delete of a task taken as it was deleted = %v, %v; want none deleted and ErrMaybeRunning", deleted, err)
@@ -278,21 +257,9 @@ func TestAdminDeleteMaybeRunningReported(t *testing.T) {
 		t.Run(fail, func(t *testing.T) {
 			nc := rig(t)
 			ctx := ctxT(t)
-			started := make(chan uint64, 2)
-			release := make(chan struct{})
-			a, err := New(ctx, nc, "delfail", func(ctx context.Context, task actor.Task[string]) error {
-				started <- task.ID
-				<-release
-				return nil
-			}, Config[string]{Workers: 1, FlushInterval: time.Hour, Logger: testLogger(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, started, release := pausedBlockingActor(t, ctx, nc, "delfail")
 			closeT(t, a)
 			defer close(release) // before Close
-			if err := a.Pause(ctx); err != nil {
-				t.Fatal(err)
-			}
 			taken, err := a.Send(ctx, "taken")
 			if err != nil {
 				t.Fatal(err)
@@ -310,11 +277,7 @@ func TestAdminDeleteMaybeRunningReported(t *testing.T) {
 			admin.deleting = func(seq uint64) {
 				switch {
 				case seq == taken:
-					if err := admin.Resume(ctx, "delfail"); err != nil {
-						t.Error(err)
-						return
-					}
-					<-started
+					resumeUntilStarted(t, ctx, admin, "delfail", started)
 					if fail == "the delivered sequence's read" {
 						// Delete then cannot learn whether a worker
 						// took the task.
@@ -384,5 +347,40 @@ func TestAdminDeleteRacesDue(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the task that came due did not run")
+	}
+}
+
+// pausedBlockingActor starts a paused actor named name with one worker,
+// whose handler sends the id of each task it starts on started and then
+// waits for release to be closed.
+func pausedBlockingActor(t *testing.T, ctx context.Context, nc *nats.Conn, name string) (a *Actor[string], started chan uint64, release chan struct{}) {
+	t.Helper()
+	started, release = make(chan uint64, 2), make(chan struct{})
+	a, err := New(ctx, nc, name, func(ctx context.Context, task actor.Task[string]) error {
+		started <- task.ID
+		<-release
+		return nil
+	}, Config[string]{Workers: 1, FlushInterval: time.Hour, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a, started, release
+}
+
+// resumeUntilStarted resumes the actor named name and waits until its
+// worker has started a task: from Admin.deleting, it has a worker take
+// the task being deleted.
+func resumeUntilStarted(t *testing.T, ctx context.Context, admin *Admin, name string, started <-chan uint64) {
+	if err := admin.Resume(ctx, name); err != nil {
+		t.Error(err)
+		return
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Error("the task did not start after Resume")
 	}
 }

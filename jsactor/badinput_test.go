@@ -2,7 +2,6 @@ package jsactor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/actorpool/actorpool/actor"
+	"github.com/actorpool/actorpool/internal/testenv"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -160,19 +160,6 @@ func TestUndecodable(t *testing.T) {
 	}
 }
 
-// brittle is a payload whose JSON decoding panics on a value it does not
-// expect, as a hand-written UnmarshalJSON may.
-type brittle struct{ V string }
-
-func (b *brittle) UnmarshalJSON(data []byte) error {
-	if string(data) == `"boom"` {
-		panic("brittle: unexpected value")
-	}
-	return json.Unmarshal(data, &b.V)
-}
-
-func (b brittle) MarshalJSON() ([]byte, error) { return json.Marshal(b.V) }
-
 // TestDecodePanicDeadLetters stores a payload whose decoding panics ahead
 // of a good one: the panic is the decode's error, the task is
 // dead-lettered as undecodable and read back as such, and the good one
@@ -182,16 +169,16 @@ func TestDecodePanicDeadLetters(t *testing.T) {
 	nc := rig(t)
 	ctx := ctxT(t)
 	ran := make(chan string, 1)
-	a, err := New(ctx, nc, "decodepanic", func(ctx context.Context, task actor.Task[brittle]) error {
+	a, err := New(ctx, nc, "decodepanic", func(ctx context.Context, task actor.Task[testenv.Brittle]) error {
 		ran <- task.Payload.V
 		return nil
-	}, Config[brittle]{OnError: func(*actor.TaskError) {}})
+	}, Config[testenv.Brittle]{OnError: func(*actor.TaskError) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	closeT(t, a)
 	for _, v := range []string{"boom", "fine"} {
-		if _, err := a.Send(ctx, brittle{v}); err != nil {
+		if _, err := a.Send(ctx, testenv.Brittle{V: v}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -203,7 +190,7 @@ func TestDecodePanicDeadLetters(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the good task did not run")
 	}
-	var letters []DeadLetter[brittle]
+	var letters []DeadLetter[testenv.Brittle]
 	eventually(t, 5*time.Second, "a dead letter", func() bool {
 		letters, err = a.DeadLetters(ctx, LetterFilter{Reason: ReasonUndecodable})
 		return err == nil && len(letters) == 1

@@ -2,7 +2,6 @@ package pgactor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -223,19 +222,6 @@ func TestTextInputsRefused(t *testing.T) {
 	}
 }
 
-// brittle is a payload whose JSON decoding panics on a value it does not
-// expect, as a hand-written UnmarshalJSON may.
-type brittle struct{ V string }
-
-func (b *brittle) UnmarshalJSON(data []byte) error {
-	if string(data) == `"boom"` {
-		panic("brittle: unexpected value")
-	}
-	return json.Unmarshal(data, &b.V)
-}
-
-func (b brittle) MarshalJSON() ([]byte, error) { return json.Marshal(b.V) }
-
 // TestDecodePanicDeadLetters checks that a task whose payload makes the
 // codec panic is undecodable: dead-lettered, with the panic as its error,
 // and listed by DeadLetters, while the tasks behind it run; the panic
@@ -243,12 +229,12 @@ func (b brittle) MarshalJSON() ([]byte, error) { return json.Marshal(b.V) }
 func TestDecodePanicDeadLetters(t *testing.T) {
 	r := newRig(t)
 	ran := make(chan string, 2)
-	a := start(r, "decodepanic", func(ctx context.Context, task actor.Task[brittle]) error {
+	a := start(r, "decodepanic", func(ctx context.Context, task actor.Task[testenv.Brittle]) error {
 		ran <- task.Payload.V
 		return nil
-	}, Config[brittle]{Workers: 1, FetchBatch: 1})
+	}, Config[testenv.Brittle]{Workers: 1, FetchBatch: 1})
 	for _, v := range []string{"boom", "fine"} {
-		if _, err := a.Send(t.Context(), brittle{v}); err != nil {
+		if _, err := a.Send(t.Context(), testenv.Brittle{V: v}); err != nil {
 			t.Fatal(err)
 		}
 	}
